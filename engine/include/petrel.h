@@ -1,0 +1,232 @@
+/*
+ * petrel.h — the one public header of libpetrel.
+ *
+ * The app and the UI include nothing else from the engine. Every handle is
+ * opaque; every fallible call returns a pt_status and, when the caller passes
+ * a pt_error, fills it with a one-line message naming the problem. The
+ * library never prints and never exits.
+ *
+ * Threading: a pt_model is read-only after loading and may be shared by
+ * several contexts; a pt_context and a pt_sampler belong to one thread at a
+ * time. The cancel flag of pt_generate may be set from any thread.
+ */
+#ifndef PETREL_H
+#define PETREL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PETREL_VERSION "0.1.0"
+
+/* ---- status ------------------------------------------------------------ */
+
+typedef enum pt_status {
+    PT_OK = 0,
+    PT_ERR_ARG,          /* bad argument from the caller */
+    PT_ERR_IO,           /* open/read/mmap/write failed */
+    PT_ERR_FORMAT,       /* the file is not what it claims (corrupt, truncated) */
+    PT_ERR_UNSUPPORTED,  /* valid, but petrel does not handle it (type, arch) */
+    PT_ERR_NOMEM,        /* allocation failed */
+    PT_ERR_CONTEXT_FULL, /* the context window has no room for the tokens */
+    PT_ERR_CANCELLED,    /* stopped through the cancel flag */
+    PT_ERR_TEMPLATE,     /* chat template could not be applied */
+} pt_status;
+
+/* A status plus a one-line, human-readable message (no trailing newline). */
+typedef struct pt_error {
+    pt_status code;
+    char msg[320];
+} pt_error;
+
+const char *pt_status_name(pt_status s);
+
+/* ---- model ------------------------------------------------------------- */
+
+typedef struct pt_model pt_model;
+
+/* Open a GGUF file (mmap'd, zero copy) and build the model and tokenizer. */
+pt_status pt_model_load(const char *path, pt_model **out, pt_error *err);
+void pt_model_free(pt_model *model);
+
+typedef struct pt_model_info {
+    const char *arch;        /* "llama", "qwen2", "qwen3" */
+    const char *name;        /* general.name or "" */
+    int n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_head_kv, n_ff, head_dim;
+    float rope_base;
+    int64_t n_params;        /* elements in all tensors */
+    uint64_t file_bytes;     /* size of the GGUF file */
+    uint64_t weight_bytes;   /* bytes of tensor data */
+    const char *ftype;       /* dominant tensor type, e.g. "Q4_1" */
+    const char *tokenizer;   /* "gpt2" (byte-level BPE) or "llama" (SentencePiece) */
+    const char *chat_template_kind; /* "chatml", "llama3", "llama2", or "unknown" */
+} pt_model_info;
+
+void pt_model_get_info(const pt_model *model, pt_model_info *info);
+
+/* Metadata key/values in file order, values rendered as text (arrays shown
+ * with at most max_items elements). Returns false past the end. */
+bool pt_model_meta(const pt_model *model, int index, const char **key,
+                   char *value, size_t value_cap, int max_items);
+
+typedef struct pt_tensor_info {
+    const char *name;
+    const char *type;        /* "Q4_1", "F32", ... */
+    int n_dims;
+    int64_t ne[4];           /* ne[0] is the row length (fastest varying) */
+    uint64_t offset, nbytes; /* within the file */
+} pt_tensor_info;
+
+bool pt_model_tensor(const pt_model *model, int index, pt_tensor_info *info);
+
+/* ---- tokenizer --------------------------------------------------------- */
+
+typedef int32_t pt_token;
+
+/* Tokenize text. add_special adds BOS/EOS as the model's metadata asks;
+ * parse_special turns special-token text like "<|im_start|>" into its id.
+ * Writes at most cap ids and returns the total count (which may exceed
+ * cap: call again with a bigger buffer), or -1 on invalid input. */
+int pt_tokenize(const pt_model *model, const char *text, size_t len,
+                bool add_special, bool parse_special, pt_token *out, int cap);
+
+/* The raw bytes of one token (byte-level pieces decoded, SentencePiece "▁"
+ * turned into spaces). Special tokens give their text only when
+ * render_special. Returns the byte count (may exceed cap; nothing is then
+ * written past cap). */
+size_t pt_token_to_bytes(const pt_model *model, pt_token tok, bool render_special,
+                         char *buf, size_t cap);
+
+pt_token pt_token_bos(const pt_model *model);  /* -1 when none */
+pt_token pt_token_eos(const pt_model *model);
+bool pt_token_is_eog(const pt_model *model, pt_token tok); /* EOS, EOT, <|im_end|> ... */
+
+/* Streaming detokenizer: feeds token bytes, emits only whole UTF-8
+ * sequences, so a multi-byte character split across tokens never reaches
+ * the terminal broken. Plain struct: no allocation. */
+typedef struct pt_utf8_stream {
+    unsigned char pending[4];
+    int n_pending;
+} pt_utf8_stream;
+
+/* Append the complete UTF-8 prefix of (pending + bytes) to out and keep the
+ * incomplete tail. Invalid bytes become U+FFFD. Returns bytes written;
+ * out needs len + 8 bytes of room. */
+size_t pt_utf8_stream_push(pt_utf8_stream *s, const char *bytes, size_t len, char *out);
+/* Flush what is left at the end of a stream (an incomplete tail becomes U+FFFD). */
+size_t pt_utf8_stream_flush(pt_utf8_stream *s, char *out);
+
+/* ---- chat templates ---------------------------------------------------- */
+
+typedef struct pt_chat_message {
+    const char *role;    /* "system", "user", "assistant" */
+    const char *content;
+} pt_chat_message;
+
+/* Render messages with the model's tokenizer.chat_template into a prompt
+ * string (malloc'd; free with free()). add_assistant appends the assistant
+ * header so the model answers next. A template petrel does not recognise
+ * gives PT_ERR_TEMPLATE unless allow_fallback, in which case ChatML is
+ * used (see docs/chat-templates.md). */
+pt_status pt_chat_apply(const pt_model *model, const pt_chat_message *msgs, int n_msgs,
+                        bool add_assistant, bool allow_fallback, char **out, pt_error *err);
+
+/* ---- context (KV cache + scratch) -------------------------------------- */
+
+typedef struct pt_context pt_context;
+
+typedef struct pt_context_params {
+    int n_ctx;      /* context window in tokens; 0 = min(model's, 4096) */
+    int n_threads;  /* 0 = all cores */
+    int n_batch;    /* max tokens per forward pass during prefill */
+} pt_context_params;
+
+pt_context_params pt_context_default_params(void);
+pt_status pt_context_new(pt_model *model, const pt_context_params *params,
+                         pt_context **out, pt_error *err);
+void pt_context_free(pt_context *ctx);
+
+/* Forget every token (clears the KV cache). */
+void pt_context_reset(pt_context *ctx);
+int pt_context_n_past(const pt_context *ctx);
+int pt_context_n_ctx(const pt_context *ctx);
+
+/* Run tokens through the model at positions n_past.. and append them to the
+ * KV cache. When all_logits is non-NULL it receives n * n_vocab floats (the
+ * logits after every token); the last token's logits are always kept and
+ * read with pt_context_logits. */
+pt_status pt_decode(pt_context *ctx, const pt_token *tokens, int n,
+                    float *all_logits, pt_error *err);
+const float *pt_context_logits(const pt_context *ctx);
+
+/* ---- sampler ----------------------------------------------------------- */
+
+typedef struct pt_sampler pt_sampler;
+
+typedef struct pt_sampler_params {
+    float temperature;        /* <= 0: greedy */
+    int top_k;                /* <= 0: off */
+    float top_p;              /* >= 1: off */
+    float min_p;              /* <= 0: off */
+    float repeat_penalty;     /* 1: off (llama.cpp semantics) */
+    float presence_penalty;   /* 0: off */
+    float frequency_penalty;  /* 0: off */
+    int penalty_last_n;       /* window of recent tokens the penalties look at */
+    uint64_t seed;
+} pt_sampler_params;
+
+pt_sampler_params pt_sampler_default_params(void);
+pt_sampler *pt_sampler_new(const pt_sampler_params *params, int n_vocab);
+void pt_sampler_free(pt_sampler *s);
+/* Pick a token from logits (not modified). Deterministic for a given seed
+ * and history. */
+pt_token pt_sampler_sample(pt_sampler *s, const float *logits);
+/* Record a token in the penalty window (prompt tokens and sampled ones). */
+void pt_sampler_accept(pt_sampler *s, pt_token tok);
+void pt_sampler_reset(pt_sampler *s);
+
+/* ---- generation -------------------------------------------------------- */
+
+/* Called with each complete UTF-8 chunk of output. Return false to stop. */
+typedef bool (*pt_text_cb)(const char *text, size_t len, void *user);
+
+typedef struct pt_generate_params {
+    int n_predict;            /* max new tokens; <= 0: until end of generation or context */
+    pt_text_cb on_text;       /* may be NULL */
+    void *user;
+    atomic_bool *cancel;      /* may be NULL; checked between tokens */
+    bool render_special;      /* show special tokens in the text */
+} pt_generate_params;
+
+typedef enum pt_stop_reason {
+    PT_STOP_EOG = 0,      /* model produced an end-of-generation token */
+    PT_STOP_LENGTH,       /* n_predict reached */
+    PT_STOP_CONTEXT,      /* context window full */
+    PT_STOP_CALLBACK,     /* on_text returned false */
+    PT_STOP_CANCELLED,    /* cancel flag set */
+} pt_stop_reason;
+
+typedef struct pt_generate_stats {
+    int n_prompt, n_generated;
+    double prefill_seconds, decode_seconds; /* wall time */
+    double prefill_tps, decode_tps;         /* tokens per second */
+    pt_stop_reason stop;
+} pt_generate_stats;
+
+/* Prefill the prompt (appended after what the context already holds), then
+ * sample and stream up to n_predict tokens. Generated token ids are written
+ * to out_tokens when non-NULL (room for n_predict). */
+pt_status pt_generate(pt_context *ctx, pt_sampler *sampler,
+                      const pt_token *prompt, int n_prompt,
+                      const pt_generate_params *params, pt_token *out_tokens,
+                      pt_generate_stats *stats, pt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PETREL_H */
