@@ -151,6 +151,18 @@ pt_status pt_context_new(pt_model *model, const pt_context_params *params,
                          pt_context **out, pt_error *err);
 void pt_context_free(pt_context *ctx);
 
+/* Memory the engine accounts for, for the gauges. */
+typedef struct pt_memory_stats {
+    uint64_t model_mapped;    /* bytes of the GGUF mapping */
+    uint64_t model_resident;  /* of those, resident in RAM now (mincore) */
+    uint64_t kv_bytes_ram;    /* KV cache bytes held in memory */
+    uint64_t kv_bytes_disk;   /* KV cache bytes spilled to disk */
+    int kv_tokens;            /* tokens in the cache (n_past) */
+    int kv_capacity;          /* n_ctx */
+} pt_memory_stats;
+
+void pt_context_memory(const pt_context *ctx, pt_memory_stats *out);
+
 /* Forget every token (clears the KV cache). */
 void pt_context_reset(pt_context *ctx);
 int pt_context_n_past(const pt_context *ctx);

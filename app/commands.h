@@ -1,0 +1,15 @@
+/*
+ * commands.h — the subcommands. Each takes the arguments after its name
+ * (argv[0] is the subcommand name) and returns the process exit status:
+ * 0 success, 1 runtime error (message already printed as "petrel: ..."),
+ * 2 usage error.
+ */
+#ifndef PETREL_COMMANDS_H
+#define PETREL_COMMANDS_H
+
+int cmd_run(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_chat(int argc, char **argv);   /* chat --plain: line-oriented chat */
+
+#endif
