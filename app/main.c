@@ -1,12 +1,82 @@
-/* main.c — petrel's entry point: picks the subcommand. */
+/*
+ * main.c — petrel's entry point: picks the subcommand, or opens the
+ * full-screen app when there is none.
+ */
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
+#include "commands.h"
+#include "paths.h"
+#ifdef PETREL_HAVE_UI
+#include "ui.h"
+#endif
+
+static void usage(FILE *f) {
+    fputs("usage: petrel [-m MODEL]            open the chat app\n"
+          "       petrel COMMAND [options]\n"
+          "commands:\n"
+          "  run        generate text from a prompt (streams to stdout)\n"
+          "  chat       line-oriented chat (--plain) for pipes and dumb terminals\n"
+          "  tokenize   print the token ids of a text\n"
+          "  info       describe a GGUF model\n"
+          "options:\n"
+          "  -h, --help     this help; COMMAND --help for a command's options\n"
+          "  --version      print the version\n", f);
+}
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} command;
+
+static const command COMMANDS[] = {
+    {"run", cmd_run},
+    {"chat", cmd_chat},
+    {"tokenize", cmd_tokenize},
+    {"info", cmd_info},
+};
+
+/* No subcommand: the full-screen app (or, in a build without it, the
+ * line-oriented chat). */
+static int open_app(int argc, char **argv) {
+#ifdef PETREL_HAVE_UI
+    pt_ui_options o = {0};
+    char data_dir[4096];
+    if (!pt_app_data_dir(data_dir, sizeof data_dir)) {
+        app_error("cannot work out the data directory (set HOME or XDG_DATA_HOME)");
+        return 1;
+    }
+    o.data_dir = data_dir;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) {
+            if (!(o.model_path = arg_value(argc, argv, &i))) return 2;
+        } else if (!strcmp(argv[i], "--demo")) {
+            o.demo = true;
+        } else {
+            app_error("unknown option '%s' (see petrel --help)", argv[i]);
+            return 2;
+        }
+    }
+    return pt_ui_run(&o);
+#else
+    argv[0] = "chat";
+    return cmd_chat(argc, argv);
+#endif
+}
+
 int main(int argc, char **argv) {
-    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "--version")) {
         printf("petrel %s\n", PETREL_VERSION_STRING);
         return 0;
     }
-    fprintf(stderr, "petrel: no subcommands yet\n");
+    if (argc == 1 || argv[1][0] == '-') return open_app(argc, argv);
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+    app_error("unknown command '%s' (see petrel --help)", argv[1]);
     return 2;
 }

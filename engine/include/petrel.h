@@ -69,13 +69,14 @@ typedef struct pt_model_info {
 
 void pt_model_get_info(const pt_model *model, pt_model_info *info);
 
-/* Metadata key/values in file order, values rendered as text (arrays shown
- * with at most max_items elements). Returns false past the end. */
-bool pt_model_meta(const pt_model *model, int index, const char **key,
+/* Metadata key/values in file order: the key and the value rendered as text
+ * (arrays shown with at most max_items elements), both NUL-terminated and
+ * truncated to fit. Returns false past the end. */
+bool pt_model_meta(const pt_model *model, int index, char *key, size_t key_cap,
                    char *value, size_t value_cap, int max_items);
 
 typedef struct pt_tensor_info {
-    const char *name;
+    char name[128];          /* truncated if longer */
     const char *type;        /* "Q4_1", "F32", ... */
     int n_dims;
     int64_t ne[4];           /* ne[0] is the row length (fastest varying) */
@@ -115,10 +116,14 @@ typedef struct pt_utf8_stream {
 } pt_utf8_stream;
 
 /* Append the complete UTF-8 prefix of (pending + bytes) to out and keep the
- * incomplete tail. Invalid bytes become U+FFFD. Returns bytes written;
- * out needs len + 8 bytes of room. */
+ * incomplete tail. Invalid bytes become U+FFFD (one per maximal ill-formed
+ * subpart, as Python's decode(errors="replace")). Returns bytes written;
+ * out needs PT_UTF8_STREAM_OUT(len) bytes of room: every stray byte may
+ * become the 3-byte U+FFFD. */
+#define PT_UTF8_STREAM_OUT(len) (3 * (size_t)(len) + 12)
 size_t pt_utf8_stream_push(pt_utf8_stream *s, const char *bytes, size_t len, char *out);
-/* Flush what is left at the end of a stream (an incomplete tail becomes U+FFFD). */
+/* Flush what is left at the end of a stream (an incomplete tail becomes
+ * U+FFFD; out needs 4 bytes of room). */
 size_t pt_utf8_stream_flush(pt_utf8_stream *s, char *out);
 
 /* ---- chat templates ---------------------------------------------------- */

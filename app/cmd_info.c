@@ -1,0 +1,89 @@
+/*
+ * cmd_info.c — `petrel info MODEL`: architecture, sizes, quantization,
+ * metadata and (with --tensors) every tensor.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+
+static void usage(FILE *f) {
+    fputs("usage: petrel info [--tensors] [--full] MODEL\n"
+          "  --tensors   list every tensor with its type, shape and size\n"
+          "  --full      show long metadata arrays in full\n", f);
+}
+
+static void print_bytes(const char *label, uint64_t n) {
+    printf("%-16s %.2f MiB (%llu bytes)\n", label, (double)n / (1024.0 * 1024.0),
+           (unsigned long long)n);
+}
+
+int cmd_info(int argc, char **argv) {
+    const char *path = NULL;
+    bool tensors = false, full = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--tensors")) {
+            tensors = true;
+        } else if (!strcmp(a, "--full")) {
+            full = true;
+        } else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+            if (!(path = arg_value(argc, argv, &i))) return 2;
+        } else if (a[0] == '-' && a[1]) {
+            app_error("info: unknown option '%s'", a);
+            return 2;
+        } else {
+            path = a;
+        }
+    }
+    char buf[4096];
+    if (!(path = app_model_path(path, buf, sizeof buf))) return 1;
+    pt_model *m = NULL;
+    pt_error err = {0};
+    if (pt_model_load(path, &m, &err) != PT_OK) return app_fail(&err);
+
+    pt_model_info in;
+    pt_model_get_info(m, &in);
+    printf("%-16s %s\n", "file", path);
+    printf("%-16s %s\n", "name", in.name[0] ? in.name : "(none)");
+    printf("%-16s %s\n", "architecture", in.arch);
+    printf("%-16s %.1fM\n", "parameters", (double)in.n_params / 1e6);
+    printf("%-16s %s\n", "quantization", in.ftype);
+    print_bytes("file size", in.file_bytes);
+    print_bytes("weights", in.weight_bytes);
+    printf("%-16s %d\n", "layers", in.n_layer);
+    printf("%-16s %d\n", "embedding", in.n_embd);
+    printf("%-16s %d\n", "feed-forward", in.n_ff);
+    printf("%-16s %d (kv %d, head dim %d)\n", "heads", in.n_head, in.n_head_kv, in.head_dim);
+    printf("%-16s %d\n", "vocabulary", in.n_vocab);
+    printf("%-16s %d\n", "context (train)", in.n_ctx_train);
+    printf("%-16s %g\n", "rope base", (double)in.rope_base);
+    printf("%-16s %s\n", "tokenizer", in.tokenizer);
+    printf("%-16s %s\n", "chat template", in.chat_template_kind);
+
+    puts("\nmetadata:");
+    char key[256], value[1024];
+    for (int i = 0; pt_model_meta(m, i, key, sizeof key, value, sizeof value, full ? 1 << 20 : 8); i++)
+        printf("  %-40s %s\n", key, value);
+
+    if (tensors) {
+        puts("\ntensors:");
+        pt_tensor_info t;
+        for (int i = 0; pt_model_tensor(m, i, &t); i++) {
+            char shape[96] = "";
+            size_t o = 0;
+            for (int d = 0; d < t.n_dims && o < sizeof shape; d++)
+                o += (size_t)snprintf(shape + o, sizeof shape - o, d ? " x %lld" : "%lld",
+                                      (long long)t.ne[d]);
+            printf("  %-32s %-5s %-22s %10llu bytes\n", t.name, t.type, shape,
+                   (unsigned long long)t.nbytes);
+        }
+    }
+    pt_model_free(m);
+    if (fflush(stdout) != 0) return 1;
+    return 0;
+}

@@ -1,0 +1,102 @@
+/* context.c — a model's per-conversation state: KV cache, logits. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "model_internal.h"
+#include "status.h"
+
+#define PT_DEFAULT_CTX 4096
+#define PT_DEFAULT_BATCH 256
+
+pt_context_params pt_context_default_params(void) {
+    return (pt_context_params){.n_ctx = 0, .n_threads = 0, .n_batch = PT_DEFAULT_BATCH};
+}
+
+pt_status pt_context_new(pt_model *model, const pt_context_params *params, pt_context **out,
+                         pt_error *err) {
+    *out = NULL;
+    pt_context_params p = params ? *params : pt_context_default_params();
+    const pt_llm_hparams *hp = pt_llm_get_hparams(model->llm);
+    if (p.n_ctx < 0 || p.n_batch < 0 || p.n_threads < 0)
+        return pt_fail(err, PT_ERR_ARG, "context size, batch and threads must not be negative");
+    if (p.n_ctx == 0) p.n_ctx = hp->n_ctx_train < PT_DEFAULT_CTX ? hp->n_ctx_train : PT_DEFAULT_CTX;
+    if (p.n_batch == 0) p.n_batch = PT_DEFAULT_BATCH;
+    if (p.n_batch > p.n_ctx) p.n_batch = p.n_ctx;
+    if (p.n_threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        p.n_threads = n > 0 ? (int)n : 1;
+    }
+    pt_context *c = calloc(1, sizeof *c);
+    float *logits = calloc((size_t)hp->n_vocab, sizeof *logits);
+    if (!c || !logits) {
+        free(c);
+        free(logits);
+        return pt_fail(err, PT_ERR_NOMEM, "out of memory creating a context");
+    }
+    c->model = model;
+    c->n_ctx = p.n_ctx;
+    c->n_batch = p.n_batch;
+    c->logits = logits;
+    pt_status st = pt_llm_state_new(model->llm, p.n_ctx, p.n_batch, p.n_threads, &c->state, err);
+    if (st != PT_OK) {
+        pt_context_free(c);
+        return st;
+    }
+    *out = c;
+    return PT_OK;
+}
+
+void pt_context_free(pt_context *c) {
+    if (!c) return;
+    pt_llm_state_free(c->state);
+    free(c->logits);
+    free(c);
+}
+
+void pt_context_reset(pt_context *c) {
+    pt_llm_state_reset(c->state);
+    c->have_logits = false;
+}
+
+int pt_context_n_past(const pt_context *c) { return pt_llm_state_n_past(c->state); }
+int pt_context_n_ctx(const pt_context *c) { return c->n_ctx; }
+
+pt_status pt_decode(pt_context *c, const pt_token *tokens, int n, float *all_logits,
+                    pt_error *err) {
+    if (n <= 0 || !tokens) return pt_fail(err, PT_ERR_ARG, "pt_decode needs at least one token");
+    pt_status st = pt_llm_forward(c->model->llm, c->state, tokens, n, c->logits, all_logits, err);
+    if (st == PT_OK) c->have_logits = true;
+    return st;
+}
+
+const float *pt_context_logits(const pt_context *c) { return c->have_logits ? c->logits : NULL; }
+
+/* Pages of [addr, addr+len) resident in memory, in bytes (mincore). */
+static uint64_t resident_bytes(const void *addr, uint64_t len) {
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || !addr || len == 0) return 0;
+    uint64_t pages = (len + (uint64_t)page - 1) / (uint64_t)page;
+    unsigned char *vec = malloc(pages);
+    if (!vec) return 0;
+    uint64_t resident = 0;
+    if (mincore((void *)addr, len, vec) == 0)
+        for (uint64_t i = 0; i < pages; i++) resident += vec[i] & 1;
+    free(vec);
+    return resident * (uint64_t)page;
+}
+
+void pt_context_memory(const pt_context *c, pt_memory_stats *out) {
+    const pt_gguf *g = c->model->gguf;
+    const pt_llm_hparams *hp = pt_llm_get_hparams(c->model->llm);
+    memset(out, 0, sizeof *out);
+    out->model_mapped = g->size;
+    out->model_resident = g->owns_map ? resident_bytes(g->map, g->size) : g->size;
+    /* The float32 KV cache: K and V for every layer, position and KV head. */
+    out->kv_bytes_ram = (uint64_t)hp->n_layer * (uint64_t)c->n_ctx * (uint64_t)hp->n_head_kv *
+                        (uint64_t)hp->head_dim * 2u * sizeof(float);
+    out->kv_bytes_disk = 0; /* spilling arrives with the KV-memory work */
+    out->kv_tokens = pt_llm_state_n_past(c->state);
+    out->kv_capacity = c->n_ctx;
+}

@@ -1,0 +1,33 @@
+/*
+ * model_internal.h — what a pt_model and a pt_context hold. Internal to the
+ * engine: the public header keeps both opaque.
+ */
+#ifndef PETREL_MODEL_INTERNAL_H
+#define PETREL_MODEL_INTERNAL_H
+
+#include "chat_template.h"
+#include "gguf.h"
+#include "llm.h"
+#include "petrel.h"
+#include "tokenizer.h"
+
+struct pt_model {
+    pt_gguf *gguf;            /* the mapping every weight points into */
+    pt_llm *llm;              /* hyperparameters + weight views */
+    pt_tokenizer *tok;
+    pt_chat_template tmpl;
+    char *name;               /* general.name, "" when absent (heap) */
+    const char *ftype;        /* dominant matrix type name (static string) */
+    int64_t n_params;         /* elements over all tensors */
+    uint64_t weight_bytes;    /* bytes of tensor data */
+};
+
+struct pt_context {
+    pt_model *model;
+    pt_llm_state *state;
+    int n_ctx, n_batch;
+    float *logits;            /* [n_vocab]: after the last decoded token */
+    bool have_logits;         /* false until the first pt_decode */
+};
+
+#endif

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# setup.sh — install build dependencies and build petrel.
+#   Debian/Ubuntu: apt-get (with sudo when not root); Termux: pkg.
+#   BUILD_DIR (default build) and CMAKE_ARGS may be set by the caller.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES="build-essential cmake pkg-config libpcre2-dev libncurses-dev python3 python3-pip tmux"
+TERMUX_PACKAGES="clang cmake make pkg-config pcre2 ncurses python tmux"
+
+install_deps() {
+    if [ -n "${TERMUX_VERSION:-}" ] || [ -d /data/data/com.termux ]; then
+        pkg install -y $TERMUX_PACKAGES
+        return
+    fi
+    if ! command -v apt-get >/dev/null; then
+        echo "setup: no apt-get or pkg found; install by hand: $DEBIAN_PACKAGES" >&2
+        return
+    fi
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    # Only ask apt when something is missing (keeps repeated runs fast).
+    local missing=""
+    for p in $DEBIAN_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+    done
+    if [ -n "$missing" ]; then
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+    fi
+}
+
+install_deps
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
+cmake --build "$BUILD_DIR" -j"$(nproc 2>/dev/null || echo 2)"
