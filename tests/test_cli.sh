@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# test_cli.sh — the petrel command line end to end on SmolLM2: exit codes,
+# usage errors, `tokenize` against HF tokenizer ids, greedy `run --chat`
+# against transformers' greedy text (tests/data/cli, made by
+# tools/gen_cli_fixture.py), `info`, and Ctrl-C mid-generation.
+set -u
+BIN=${PETREL_BIN:?PETREL_BIN not set}
+DATA=${PETREL_TEST_DATA:?PETREL_TEST_DATA not set}/cli
+MODEL=${PETREL_SMOLLM2:-${XDG_DATA_HOME:-$HOME/.local/share}/petrel/models/SmolLM2-135M-Instruct.Q4_1.gguf}
+[ -r "$MODEL" ] || { echo "model not found: $MODEL (run tools/fetch_model.py)"; echo "0 passed, 1 failed"; exit 1; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+passed=0 failed=0
+
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+# expect_exit CODE DESCRIPTION -- command...
+expect_exit() {
+    local want=$1 what=$2; shift 3
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    local got=$?
+    if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, want $want; stderr: $(head -c 300 "$TMP/err")"; fi
+}
+one_line_error() {
+    local what=$1
+    if [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q '^petrel: ' "$TMP/err"; then ok; else bad "$what: stderr is not one 'petrel: ' line: $(cat "$TMP/err")"; fi
+}
+
+expect_exit 0 "--version" -- "$BIN" --version
+grep -qx 'petrel [0-9.]*' "$TMP/out" && ok || bad "--version output: $(cat "$TMP/out")"
+expect_exit 0 "--help" -- "$BIN" --help
+grep -q 'tokenize' "$TMP/out" && ok || bad "--help lists no commands"
+expect_exit 2 "unknown command" -- "$BIN" frobnicate
+one_line_error "unknown command"
+expect_exit 2 "run without prompt" -- "$BIN" run -m "$MODEL"
+one_line_error "run without prompt"
+expect_exit 2 "bad -n" -- "$BIN" run -m "$MODEL" -p hi -n abc
+one_line_error "bad -n"
+expect_exit 2 "bad --temp" -- "$BIN" run -m "$MODEL" -p hi --temp -1
+one_line_error "bad --temp"
+expect_exit 2 "missing option value" -- "$BIN" run -m "$MODEL" -p
+one_line_error "missing option value"
+expect_exit 1 "missing model file" -- "$BIN" info "$TMP/nope.gguf"
+one_line_error "missing model file"
+
+# tokenize: ids equal to HF tokenizers'
+for t in "$DATA"/tok_*.text; do
+    k=$(basename "$t" .text)
+    expect_exit 0 "tokenize $k" -- "$BIN" tokenize -m "$MODEL" --ids "$(cat "$t")"
+    if cmp -s "$TMP/out" "$DATA/$k.ids"; then ok; else bad "tokenize $k: got $(cat "$TMP/out") want $(cat "$DATA/$k.ids")"; fi
+done
+
+# info
+expect_exit 0 "info" -- "$BIN" info "$MODEL"
+for want in 'architecture *llama' 'layers *30' 'quantization *Q4_1' 'chat template *chatml' 'vocabulary *49152'; do
+    grep -q "$want" "$TMP/out" && ok || bad "info lacks /$want/"
+done
+expect_exit 0 "info --tensors" -- "$BIN" info --tensors "$MODEL"
+grep -q 'token_embd.weight *Q8_0 *576 x 49152' "$TMP/out" && ok || bad "info --tensors lacks token_embd"
+
+# greedy chat generation equals transformers' text
+for p in "$DATA"/run_*.prompt; do
+    k=$(basename "$p" .prompt)
+    expect_exit 0 "run $k" -- "$BIN" run -m "$MODEL" --chat --temp 0 -n 40 -p "$(cat "$p")"
+    { cat "$DATA/$k.expected"; printf '\n'; } >"$TMP/want"
+    if cmp -s "$TMP/out" "$TMP/want"; then ok; else bad "run $k: got [$(cat "$TMP/out")] want [$(cat "$TMP/want")]"; fi
+    if grep -Eq '^prefill: [0-9]+ tokens in [0-9.]+ s \([0-9.]*[1-9][0-9.]* tok/s\)$' "$TMP/err" &&
+       grep -Eq '^decode: [0-9]+ tokens in [0-9.]+ s \([0-9.]*[1-9][0-9.]* tok/s\)$' "$TMP/err"; then ok
+    else bad "run $k: no prefill/decode speed lines: $(cat "$TMP/err")"; fi
+done
+
+# Ctrl-C mid-generation: stops cleanly with the text so far and exit 130
+"$BIN" run -m "$MODEL" --temp 0 -n 100000 -c 2048 -p "Once upon a time" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+for _ in $(seq 1 600); do [ -s "$TMP/out" ] && break; sleep 0.1; done
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 130 ] && ok || bad "Ctrl-C: exit $rc, want 130"
+[ -s "$TMP/out" ] && ok || bad "Ctrl-C: no text before the interrupt"
+grep -q '^decode: ' "$TMP/err" && ok || bad "Ctrl-C: no stats after the interrupt: $(cat "$TMP/err")"
+if grep -Eq 'AddressSanitizer|runtime error' "$TMP/err"; then bad "sanitizer report"; else ok; fi
+
+echo "cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
