@@ -58,7 +58,8 @@ float pt_bf16_to_f32(uint16_t h);
 void pt_dequant_row(uint32_t type, const void *src, float *dst, int64_t n);
 
 /* sum_i row[i] * x[i] over a row of n elements; accumulates in float in the
- * order dequantize-then-multiply, block by block. Supported types only. */
+ * order kernels/cpu/quant_matmul.c documents (fixed, so results are
+ * reproducible). Supported types only. */
 float pt_dot_row_f32(uint32_t type, const void *row, const float *x, int64_t n);
 
 /* Y[t][r] = sum_c W[r][c] * X[t][c] for a weight matrix of `rows` rows of
