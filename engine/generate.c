@@ -60,7 +60,7 @@ pt_status pt_generate(pt_context *ctx, pt_sampler *sampler, const pt_token *prom
 
     pt_utf8_stream utf8 = {0};
     char piece[PT_PIECE_MAX];
-    char text[PT_PIECE_MAX + 8];
+    char text[PT_UTF8_STREAM_OUT(PT_PIECE_MAX)];
     int n_decoded = 0;
     double t1 = now_seconds();
     for (;;) {
