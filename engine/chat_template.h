@@ -26,6 +26,14 @@ typedef struct pt_chat_template {
     /* Default system prompt the template inserts when the conversation has
      * none (heap, NUL-terminated), or NULL. */
     char *default_system;
+    /* CHATML only: assistant turns get Qwen3's <think> handling (reasoning
+     * kept after the last user turn, stripped before it). */
+    bool qwen3_think;
+    /* LLAMA3 only: what Llama 3.1+ templates write at the top of the system
+     * turn ("Cutting Knowledge Date: ...\nToday Date: ...\n\n"; heap), or
+     * NULL for Llama 3.0 templates. A template whose date default is
+     * strftime_now gets today's local date at detection time. */
+    char *system_preamble;
 } pt_chat_template;
 
 /* Recognise a template string (may be NULL or empty: gives UNKNOWN).

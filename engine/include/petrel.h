@@ -64,7 +64,7 @@ typedef struct pt_model_info {
     uint64_t weight_bytes;   /* bytes of tensor data */
     const char *ftype;       /* dominant tensor type, e.g. "Q4_1" */
     const char *tokenizer;   /* "gpt2" (byte-level BPE) or "llama" (SentencePiece) */
-    const char *chat_template_kind; /* "chatml", "llama3", "llama2", or "unknown" */
+    const char *chat_template_kind; /* "chatml", "llama3", "llama2", "zephyr" or "unknown" */
 } pt_model_info;
 
 void pt_model_get_info(const pt_model *model, pt_model_info *info);
@@ -193,11 +193,13 @@ typedef struct pt_sampler_params {
     float repeat_penalty;     /* 1: off (llama.cpp semantics) */
     float presence_penalty;   /* 0: off */
     float frequency_penalty;  /* 0: off */
-    int penalty_last_n;       /* window of recent tokens the penalties look at */
-    uint64_t seed;
+    int penalty_last_n;       /* window of recent tokens the penalties look at; <= 0: off */
+    uint64_t seed;            /* every value (0 too) is used as given: runs repeat exactly */
 } pt_sampler_params;
 
 pt_sampler_params pt_sampler_default_params(void);
+/* NULL params: the defaults. Out-of-range settings count as off. Returns
+ * NULL only when n_vocab < 1 or memory runs out. */
 pt_sampler *pt_sampler_new(const pt_sampler_params *params, int n_vocab);
 void pt_sampler_free(pt_sampler *s);
 /* Pick a token from logits (not modified). Deterministic for a given seed
