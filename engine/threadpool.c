@@ -1,0 +1,326 @@
+/*
+ * threadpool.c — see threadpool.h.
+ *
+ * The job word. Everything a worker needs to claim a task lives in one
+ * 64-bit atomic, so a claim is a single compare-and-swap that either takes
+ * a task of the current step or fails:
+ *
+ *   bits  0..19  next      the next unclaimed task (dynamic runs)
+ *   bits 20..39  n_tasks
+ *   bit  40      each      1 for pt_pool_run_each (task i on thread i)
+ *   bits 41..63  gen       step number, +1 per run (wraps; only compared
+ *                          for change)
+ *
+ * Invariants that make reading fn / ctx race-free:
+ *   - The driver writes fn, ctx and zeroes `done` before it publishes the
+ *     new job word (release); it rewrites them only after `done` reached
+ *     n_tasks of the previous step.
+ *   - A worker reads fn / ctx only after it holds a task of the current
+ *     step (a successful CAS, or for run_each the step number it woke for,
+ *     which cannot advance before its own task is done). So while it reads,
+ *     the step is unfinished and fn / ctx are the step's.
+ *   - `done` counts finished tasks of the current step only: only a thread
+ *     holding a claimed task increments it.
+ * A worker that wakes late and finds every task claimed simply waits for
+ * the next step number; nobody waits for it.
+ *
+ * Sleeping. A worker that saw no new step for spin_us takes the mutex,
+ * announces itself in `sleepers`, re-checks the job word and waits on the
+ * condition variable. The driver stores the job word and then reads
+ * `sleepers` (both seq_cst): either the worker sees the new step or the
+ * driver sees the sleeper and broadcasts under the mutex, which it can
+ * only take once the worker is inside pthread_cond_wait. The barrier uses
+ * the same scheme with its own counter and condition variable.
+ */
+#include "threadpool.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "status.h"
+
+#define JOB_N_SHIFT 20
+#define JOB_EACH_BIT (UINT64_C(1) << 40)
+#define JOB_GEN_SHIFT 41
+#define JOB_FIELD_MASK ((UINT64_C(1) << 20) - 1)
+
+static inline uint32_t job_next(uint64_t j) { return (uint32_t)(j & JOB_FIELD_MASK); }
+static inline uint32_t job_n(uint64_t j) { return (uint32_t)((j >> JOB_N_SHIFT) & JOB_FIELD_MASK); }
+static inline uint32_t job_gen(uint64_t j) { return (uint32_t)(j >> JOB_GEN_SHIFT); }
+static inline bool job_each(uint64_t j) { return (j & JOB_EACH_BIT) != 0; }
+
+typedef struct pt_worker {
+    pt_pool *pool;
+    int index; /* thread number, 1..n_threads-1 */
+    pthread_t thread;
+} pt_worker;
+
+struct pt_pool {
+    int n_threads;
+    int n_started;      /* workers actually created (for cleanup) */
+    _Atomic int spin_us; /* read by spinning workers: atomic, relaxed */
+
+    /* the current step; fn / ctx are plain fields, see the invariants */
+    _Atomic uint64_t job;
+    pt_pool_fn fn;
+    void *ctx;
+    int task_base, task_total; /* a step runs tasks base.. of task_total */
+    _Atomic int done;   /* finished tasks of the current step */
+    _Atomic bool quit;
+
+    /* barrier of pt_pool_run_each */
+    _Atomic int bar_count;
+    _Atomic uint32_t bar_gen;
+
+    pthread_mutex_t lock;
+    pthread_cond_t wake;     /* a new step (or quit) was published */
+    pthread_cond_t bar_wake; /* the barrier opened */
+    _Atomic int sleepers;     /* workers blocked on `wake` */
+    _Atomic int bar_sleepers; /* threads blocked on `bar_wake` */
+
+    pt_worker *workers; /* n_threads - 1 */
+};
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
+static int64_t now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Spin until pred(pool, arg) holds or spin_us passed; true if it holds.
+ * The clock is read once every 64 relax steps to keep the loop cheap. */
+static bool spin_until(const pt_pool *p, bool (*pred)(const pt_pool *, uint32_t), uint32_t arg) {
+    if (pred(p, arg)) return true;
+    const int spin_us = atomic_load_explicit(&p->spin_us, memory_order_relaxed);
+    if (spin_us <= 0) return false;
+    const int64_t deadline = now_us() + spin_us;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            cpu_relax();
+            if (pred(p, arg)) return true;
+        }
+        if (now_us() >= deadline) return pred(p, arg);
+    }
+}
+
+static bool new_step(const pt_pool *p, uint32_t seen_gen) {
+    return job_gen(atomic_load_explicit(&p->job, memory_order_acquire)) != seen_gen ||
+           atomic_load_explicit(&p->quit, memory_order_acquire);
+}
+
+static bool barrier_open(const pt_pool *p, uint32_t gen) {
+    return atomic_load_explicit(&p->bar_gen, memory_order_acquire) != gen;
+}
+
+/* Claim and run tasks of step `gen` until none is left. */
+static void run_claimed(pt_pool *p, uint32_t gen, int thread) {
+    uint64_t j = atomic_load_explicit(&p->job, memory_order_acquire);
+    for (;;) {
+        if (job_gen(j) != gen || job_next(j) >= job_n(j)) return;
+        if (!atomic_compare_exchange_weak_explicit(&p->job, &j, j + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue; /* j now holds the current word */
+        /* task job_next(j) of step gen is ours; the step cannot finish (and
+         * fn / ctx cannot change) before we count it done */
+        p->fn(p->ctx, p->task_base + (int)job_next(j), p->task_total, thread);
+        atomic_fetch_add_explicit(&p->done, 1, memory_order_release);
+        j = atomic_load_explicit(&p->job, memory_order_acquire);
+    }
+}
+
+static void *worker_main(void *arg) {
+    pt_worker *w = arg;
+    pt_pool *p = w->pool;
+    /* the job word starts at step 0; a step published before this thread
+     * got here must still be seen as new (run_each waits for it) */
+    uint32_t seen = 0;
+    for (;;) {
+        if (!spin_until(p, new_step, seen)) {
+            pthread_mutex_lock(&p->lock);
+            atomic_fetch_add(&p->sleepers, 1); /* seq_cst: pairs with publish() */
+            while (!new_step(p, seen)) pthread_cond_wait(&p->wake, &p->lock);
+            atomic_fetch_sub(&p->sleepers, 1);
+            pthread_mutex_unlock(&p->lock);
+        }
+        if (atomic_load_explicit(&p->quit, memory_order_acquire)) return NULL;
+        const uint64_t j = atomic_load_explicit(&p->job, memory_order_acquire);
+        seen = job_gen(j);
+        if (job_each(j)) {
+            /* step `seen` waits for this very task, so it is still current */
+            p->fn(p->ctx, w->index, p->n_threads, w->index);
+            atomic_fetch_add_explicit(&p->done, 1, memory_order_release);
+        } else {
+            run_claimed(p, seen, w->index);
+        }
+    }
+}
+
+/* Store the new job word and wake sleeping workers. */
+static void publish(pt_pool *p, uint64_t job) {
+    atomic_store(&p->job, job); /* seq_cst: pairs with the sleepers count */
+    if (atomic_load(&p->sleepers) > 0) {
+        pthread_mutex_lock(&p->lock);
+        pthread_cond_broadcast(&p->wake);
+        pthread_mutex_unlock(&p->lock);
+    }
+}
+
+/* Wait until `done` reaches n. Workers are normally running; on a busy
+ * machine one may be preempted mid-task, so after a while yield the core
+ * instead of burning it. */
+static void wait_done(pt_pool *p, int n) {
+    int64_t spins = 0;
+    while (atomic_load_explicit(&p->done, memory_order_acquire) < n) {
+        if (++spins < 20000)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+static uint64_t next_job_word(const pt_pool *p, uint32_t n_tasks, bool each) {
+    const uint32_t gen = job_gen(atomic_load_explicit(&p->job, memory_order_relaxed)) + 1;
+    return ((uint64_t)gen << JOB_GEN_SHIFT) | (each ? JOB_EACH_BIT : 0) |
+           ((uint64_t)n_tasks << JOB_N_SHIFT);
+}
+
+void pt_pool_run(pt_pool *p, pt_pool_fn fn, void *ctx, int n_tasks) {
+    if (n_tasks <= 0) return;
+    if (p->n_threads == 1 || n_tasks == 1) { /* nothing to share */
+        for (int i = 0; i < n_tasks; i++) fn(ctx, i, n_tasks, 0);
+        return;
+    }
+    /* the job word counts at most PT_POOL_MAX_TASKS: more take several steps */
+    for (int base = 0; base < n_tasks; base += PT_POOL_MAX_TASKS) {
+        const int k = n_tasks - base < PT_POOL_MAX_TASKS ? n_tasks - base : PT_POOL_MAX_TASKS;
+        p->fn = fn;
+        p->ctx = ctx;
+        p->task_base = base;
+        p->task_total = n_tasks;
+        atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+        const uint64_t job = next_job_word(p, (uint32_t)k, false);
+        publish(p, job);
+        run_claimed(p, job_gen(job), 0);
+        wait_done(p, k);
+    }
+}
+
+void pt_pool_run_each(pt_pool *p, pt_pool_fn fn, void *ctx) {
+    const int n = p->n_threads;
+    if (n == 1) {
+        fn(ctx, 0, 1, 0);
+        return;
+    }
+    p->fn = fn;
+    p->ctx = ctx;
+    p->task_base = 0;
+    p->task_total = n;
+    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    publish(p, next_job_word(p, (uint32_t)n, true));
+    fn(ctx, 0, n, 0);
+    atomic_fetch_add_explicit(&p->done, 1, memory_order_release);
+    wait_done(p, n);
+}
+
+void pt_pool_barrier(pt_pool *p) {
+    const int n = p->n_threads;
+    if (n == 1) return;
+    const uint32_t gen = atomic_load_explicit(&p->bar_gen, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&p->bar_count, 1, memory_order_acq_rel) == n - 1) {
+        /* last to arrive: reset the count before opening, so a thread that
+         * sees the new generation and enters the next barrier counts from 0 */
+        atomic_store_explicit(&p->bar_count, 0, memory_order_relaxed);
+        atomic_store(&p->bar_gen, gen + 1); /* seq_cst, pairs with bar_sleepers */
+        if (atomic_load(&p->bar_sleepers) > 0) {
+            pthread_mutex_lock(&p->lock);
+            pthread_cond_broadcast(&p->bar_wake);
+            pthread_mutex_unlock(&p->lock);
+        }
+        return;
+    }
+    if (spin_until(p, barrier_open, gen)) return;
+    pthread_mutex_lock(&p->lock);
+    atomic_fetch_add(&p->bar_sleepers, 1);
+    while (!barrier_open(p, gen)) pthread_cond_wait(&p->bar_wake, &p->lock);
+    atomic_fetch_sub(&p->bar_sleepers, 1);
+    pthread_mutex_unlock(&p->lock);
+}
+
+int pt_pool_threads(const pt_pool *p) { return p->n_threads; }
+
+void pt_pool_set_spin_us(pt_pool *p, int spin_us) {
+    atomic_store_explicit(&p->spin_us, spin_us < 0 ? 0 : spin_us, memory_order_relaxed);
+}
+
+static void stop_workers(pt_pool *p) {
+    atomic_store(&p->quit, true);
+    pthread_mutex_lock(&p->lock);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->n_started; i++) pthread_join(p->workers[i].thread, NULL);
+    p->n_started = 0;
+}
+
+pt_status pt_pool_new(int n_threads, pt_pool **out, pt_error *err) {
+    *out = NULL;
+    if (n_threads < 1 || n_threads > PT_POOL_MAX_THREADS)
+        return pt_fail(err, PT_ERR_ARG, "thread count %d is outside 1..%d", n_threads,
+                       PT_POOL_MAX_THREADS);
+    pt_pool *p = calloc(1, sizeof *p);
+    if (!p) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the thread pool");
+    p->n_threads = n_threads;
+    atomic_init(&p->spin_us, 200);
+    atomic_init(&p->job, 0);
+    atomic_init(&p->done, 0);
+    atomic_init(&p->quit, false);
+    atomic_init(&p->bar_count, 0);
+    atomic_init(&p->bar_gen, 0);
+    atomic_init(&p->sleepers, 0);
+    atomic_init(&p->bar_sleepers, 0);
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->bar_wake, NULL);
+    if (n_threads > 1) {
+        p->workers = calloc((size_t)n_threads - 1, sizeof *p->workers);
+        if (!p->workers) {
+            pt_pool_free(p);
+            return pt_fail(err, PT_ERR_NOMEM, "out of memory for the thread pool");
+        }
+    }
+    for (int i = 0; i < n_threads - 1; i++) {
+        pt_worker *w = &p->workers[i];
+        w->pool = p;
+        w->index = i + 1;
+        int rc = pthread_create(&w->thread, NULL, worker_main, w);
+        if (rc != 0) {
+            pt_pool_free(p);
+            return pt_fail(err, PT_ERR_NOMEM, "cannot start worker thread %d of %d (error %d)",
+                           i + 1, n_threads - 1, rc);
+        }
+        p->n_started++;
+    }
+    *out = p;
+    return PT_OK;
+}
+
+void pt_pool_free(pt_pool *p) {
+    if (!p) return;
+    stop_workers(p);
+    pthread_cond_destroy(&p->bar_wake);
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->lock);
+    free(p->workers);
+    free(p);
+}
