@@ -1,0 +1,51 @@
+/*
+ * llm_internal.h — the structures behind llm.h, shared by llm_load.c
+ * (hyperparameters, tensor lookup) and llm_forward.c (run state, forward
+ * pass). Internal to those files.
+ *
+ * Notation for shapes: E = n_embd, H = n_head, Hkv = n_head_kv,
+ * D = head_dim, F = n_ff, V = n_vocab. A matrix "[rows x cols]" has rows
+ * of cols elements (GGUF ne = [cols, rows]); y = W x maps cols -> rows.
+ */
+#ifndef PETREL_LLM_INTERNAL_H
+#define PETREL_LLM_INTERNAL_H
+
+#include "llm.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A weight matrix: a view into the GGUF mapping. */
+typedef struct pt_llm_weight {
+    uint32_t type;       /* enum pt_type, supported by the kernels */
+    const void *data;    /* rows x row_bytes */
+    int64_t rows, cols;
+} pt_llm_weight;
+
+typedef struct pt_llm_layer {
+    const float *attn_norm;  /* [E] */
+    pt_llm_weight wq;        /* [H*D x E] */
+    pt_llm_weight wk;        /* [Hkv*D x E] */
+    pt_llm_weight wv;        /* [Hkv*D x E] */
+    pt_llm_weight wo;        /* [E x H*D] */
+    const float *bq;         /* [H*D] or NULL (qwen2; optional for llama) */
+    const float *bk;         /* [Hkv*D] or NULL */
+    const float *bv;         /* [Hkv*D] or NULL */
+    const float *q_norm;     /* [D] or NULL (qwen3: per-head RMSNorm before rope) */
+    const float *k_norm;     /* [D] or NULL */
+    const float *ffn_norm;   /* [E] */
+    pt_llm_weight w_gate;    /* [F x E] */
+    pt_llm_weight w_up;      /* [F x E] */
+    pt_llm_weight w_down;    /* [E x F] */
+} pt_llm_layer;
+
+struct pt_llm {
+    pt_llm_hparams hp;
+    pt_llm_weight tok_embd;     /* [V x E]; row t is token t's embedding */
+    const float *output_norm;   /* [E] */
+    pt_llm_weight output;       /* [V x E]; token_embd when tied */
+    const float *rope_freqs;    /* [n_rot/2] per-frequency divisors, or NULL */
+    pt_llm_layer *layers;       /* [n_layer] */
+};
+
+#endif

@@ -1,0 +1,337 @@
+/*
+ * llm_load.c — building a pt_llm from a parsed GGUF: hyperparameters from
+ * the {arch}.* keys, then every tensor by its llama.cpp name, checked for
+ * presence, a type the kernels support and its exact shape. Weights stay
+ * views into the mapping.
+ *
+ * Families:
+ *   llama  rope "normal" (pairs 2i, 2i+1): llama.cpp's converter permutes
+ *          the rows of Q and K so that this rope equals HF's rotate_half.
+ *          Optional Q/K/V biases, optional rope_freqs.weight (Llama 3.1
+ *          frequency divisors).
+ *   qwen2  NeoX rope (pairs i, i + n_rot/2), Q/K/V biases required.
+ *   qwen3  NeoX rope, per-head RMSNorm of Q and K (attn_q_norm,
+ *          attn_k_norm) before rope, head_dim from attention.key_length.
+ * All three: RMSNorm, SwiGLU feed-forward, GQA, output.weight optional
+ * (absent: tied to token_embd.weight).
+ */
+#include "llm_internal.h"
+
+#include "quant.h"
+#include "status.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DIM (1 << 24)    /* bound for every width and the vocabulary */
+#define MAX_LAYERS 4096
+#define MAX_CTX (1 << 30)
+
+/* ---- hyperparameters ---------------------------------------------------- */
+
+typedef struct key_reader {
+    const pt_gguf *g;
+    const char *arch;
+    pt_error *err;
+} key_reader;
+
+static const char *arch_key(const key_reader *r, const char *suffix, char *buf, size_t cap) {
+    snprintf(buf, cap, "%s.%s", r->arch, suffix);
+    return buf;
+}
+
+/* An integer key {arch}.suffix in [lo, hi]. Absent: *out = dflt, or an
+ * error when dflt < 0 (required). */
+static pt_status get_int(const key_reader *r, const char *suffix, int64_t lo, int64_t hi, int dflt,
+                         int *out) {
+    char key[128];
+    arch_key(r, suffix, key, sizeof key);
+    const pt_gguf_kv *kv = pt_gguf_find(r->g, key);
+    if (!kv) {
+        if (dflt < 0) return pt_fail(r->err, PT_ERR_FORMAT, "missing key '%s'", key);
+        *out = dflt;
+        return PT_OK;
+    }
+    int64_t v;
+    if (!pt_gguf_get_i64(r->g, key, &v))
+        return pt_fail(r->err, PT_ERR_FORMAT, "key '%s' has type %s, expected an integer", key,
+                       pt_gguf_type_name(kv->value.type));
+    if (v < lo || v > hi)
+        return pt_fail(r->err, PT_ERR_FORMAT, "key '%s' is %lld, expected %lld..%lld", key,
+                       (long long)v, (long long)lo, (long long)hi);
+    *out = (int)v;
+    return PT_OK;
+}
+
+/* A float key {arch}.suffix, finite and > 0. Absent: *out = dflt (no
+ * error) and *found = false. */
+static pt_status get_pos_float(const key_reader *r, const char *suffix, float dflt, float *out,
+                               bool *found) {
+    char key[128];
+    arch_key(r, suffix, key, sizeof key);
+    const pt_gguf_kv *kv = pt_gguf_find(r->g, key);
+    if (found) *found = kv != NULL;
+    if (!kv) {
+        *out = dflt;
+        return PT_OK;
+    }
+    float v;
+    if (!pt_gguf_get_f32(r->g, key, &v))
+        return pt_fail(r->err, PT_ERR_FORMAT, "key '%s' has type %s, expected a float", key,
+                       pt_gguf_type_name(kv->value.type));
+    if (!isfinite(v) || v <= 0.0f)
+        return pt_fail(r->err, PT_ERR_FORMAT, "key '%s' is %g, expected a positive number", key, v);
+    *out = v;
+    return PT_OK;
+}
+
+/* Copy a GGUF string into a NUL-terminated buffer (cut to fit). */
+static void str_copy(pt_gguf_str s, char *buf, size_t cap) {
+    size_t n = s.len < cap - 1 ? (size_t)s.len : cap - 1;
+    memcpy(buf, s.ptr, n);
+    buf[n] = 0;
+}
+
+static pt_status read_rope_scaling(const key_reader *r, pt_llm_hparams *hp) {
+    char key[128];
+    pt_gguf_str type;
+    if (pt_gguf_get_str(r->g, arch_key(r, "rope.scaling.type", key, sizeof key), &type) &&
+        !pt_gguf_str_eq(type, "linear") && !pt_gguf_str_eq(type, "none")) {
+        char name[64];
+        str_copy(type, name, sizeof name);
+        return pt_fail(r->err, PT_ERR_UNSUPPORTED, "rope scaling type '%s' (%s) is not supported", name,
+                       key);
+    }
+    /* As llama.cpp: the factor from rope.scaling.factor, else the older
+     * rope.scale_linear; positions are multiplied by 1 / factor. */
+    float factor;
+    bool found;
+    pt_status st = get_pos_float(r, "rope.scaling.factor", 1.0f, &factor, &found);
+    if (st == PT_OK && !found) st = get_pos_float(r, "rope.scale_linear", 1.0f, &factor, NULL);
+    if (st) return st;
+    hp->rope_freq_scale = 1.0f / factor;
+    return PT_OK;
+}
+
+static pt_status read_hparams(const pt_gguf *g, pt_llm_hparams *hp, pt_error *err) {
+    memset(hp, 0, sizeof *hp);
+    pt_gguf_str arch;
+    if (!pt_gguf_get_str(g, "general.architecture", &arch))
+        return pt_fail(err, PT_ERR_FORMAT, "missing key 'general.architecture'");
+    if (pt_gguf_str_eq(arch, "llama")) {
+        hp->arch = PT_ARCH_LLAMA, hp->arch_name = "llama", hp->rope_neox = false;
+    } else if (pt_gguf_str_eq(arch, "qwen2")) {
+        hp->arch = PT_ARCH_QWEN2, hp->arch_name = "qwen2", hp->rope_neox = true;
+    } else if (pt_gguf_str_eq(arch, "qwen3")) {
+        hp->arch = PT_ARCH_QWEN3, hp->arch_name = "qwen3", hp->rope_neox = true;
+    } else {
+        char name[64];
+        str_copy(arch, name, sizeof name);
+        return pt_fail(err, PT_ERR_UNSUPPORTED, "unknown architecture '%s'", name);
+    }
+
+    key_reader r = {g, hp->arch_name, err};
+    pt_status st;
+    if ((st = get_int(&r, "context_length", 1, MAX_CTX, -1, &hp->n_ctx_train)) ||
+        (st = get_int(&r, "embedding_length", 1, MAX_DIM, -1, &hp->n_embd)) ||
+        (st = get_int(&r, "block_count", 1, MAX_LAYERS, -1, &hp->n_layer)) ||
+        (st = get_int(&r, "feed_forward_length", 1, MAX_DIM, -1, &hp->n_ff)) ||
+        (st = get_int(&r, "attention.head_count", 1, MAX_DIM, -1, &hp->n_head)) ||
+        (st = get_int(&r, "attention.head_count_kv", 1, MAX_DIM, hp->n_head, &hp->n_head_kv)))
+        return st;
+    if (hp->n_head % hp->n_head_kv != 0)
+        return pt_fail(err, PT_ERR_FORMAT,
+                       "%s.attention.head_count (%d) is not a multiple of head_count_kv (%d)",
+                       hp->arch_name, hp->n_head, hp->n_head_kv);
+
+    char key[128];
+    if (!pt_gguf_find(g, arch_key(&r, "attention.key_length", key, sizeof key)) &&
+        hp->n_embd % hp->n_head != 0)
+        return pt_fail(err, PT_ERR_FORMAT,
+                       "%s.embedding_length (%d) is not a multiple of head_count (%d) and "
+                       "attention.key_length is absent", hp->arch_name, hp->n_embd, hp->n_head);
+    int value_length;
+    if ((st = get_int(&r, "attention.key_length", 2, MAX_DIM, hp->n_embd / hp->n_head, &hp->head_dim)) ||
+        (st = get_int(&r, "attention.value_length", 1, MAX_DIM, hp->head_dim, &value_length)))
+        return st;
+    if (value_length != hp->head_dim)
+        return pt_fail(err, PT_ERR_UNSUPPORTED,
+                       "%s.attention.value_length (%d) differs from key_length (%d)", hp->arch_name,
+                       value_length, hp->head_dim);
+    if (hp->head_dim % 2 != 0)
+        return pt_fail(err, PT_ERR_FORMAT, "%s head size %d is odd (rope rotates pairs)",
+                       hp->arch_name, hp->head_dim);
+    if ((int64_t)hp->n_head * hp->head_dim > MAX_DIM)
+        return pt_fail(err, PT_ERR_FORMAT, "%s: %d heads of %d values exceed %d", hp->arch_name,
+                       hp->n_head, hp->head_dim, MAX_DIM);
+    if ((st = get_int(&r, "rope.dimension_count", 2, hp->head_dim, hp->head_dim, &hp->n_rot)))
+        return st;
+    if (hp->n_rot % 2 != 0)
+        return pt_fail(err, PT_ERR_FORMAT, "%s.rope.dimension_count (%d) is odd", hp->arch_name,
+                       hp->n_rot);
+
+    if ((st = get_pos_float(&r, "rope.freq_base", 10000.0f, &hp->rope_base, NULL))) return st;
+    bool found;
+    if ((st = get_pos_float(&r, "attention.layer_norm_rms_epsilon", 0.0f, &hp->norm_eps, &found)))
+        return st;
+    if (!found)
+        return pt_fail(err, PT_ERR_FORMAT, "missing key '%s.attention.layer_norm_rms_epsilon'",
+                       hp->arch_name);
+    if ((st = read_rope_scaling(&r, hp))) return st;
+
+    /* The vocabulary size: the arch key, else the tokenizer's list, else
+     * the embedding matrix (whose shape is then checked against it). */
+    const pt_gguf_value *tokens = pt_gguf_get_arr(g, "tokenizer.ggml.tokens", PT_GGUF_STRING);
+    const pt_gguf_tensor *embd = pt_gguf_find_tensor(g, "token_embd.weight");
+    int dflt = tokens && tokens->v.arr.n <= MAX_DIM ? (int)tokens->v.arr.n
+             : embd && embd->n_dims == 2 && embd->ne[1] <= MAX_DIM ? (int)embd->ne[1] : -1;
+    if (dflt == 0) dflt = -1;
+    return get_int(&r, "vocab_size", 1, MAX_DIM, dflt, &hp->n_vocab);
+}
+
+/* ---- tensors ------------------------------------------------------------ */
+
+typedef struct tensor_finder {
+    const pt_gguf *g;
+    pt_error *err;
+} tensor_finder;
+
+static void fmt_shape(char *buf, size_t cap, int n_dims, const int64_t *ne) {
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (int d = 0; d < n_dims && o < cap; d++)
+        o += (size_t)snprintf(buf + o, cap - o, d ? ", %lld" : "%lld", (long long)ne[d]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+}
+
+/* Find `name` with shape ne[0..n_dims) and a supported type. Absent and
+ * optional: *out = NULL and PT_OK. */
+static pt_status find(const tensor_finder *f, const char *name, int n_dims, const int64_t *ne,
+                      bool optional, const pt_gguf_tensor **out) {
+    const pt_gguf_tensor *t = pt_gguf_find_tensor(f->g, name);
+    *out = t;
+    if (!t) return optional ? PT_OK : pt_fail(f->err, PT_ERR_FORMAT, "missing tensor '%s'", name);
+    const pt_type_traits *tr = pt_type_get(t->type);
+    if (!tr) return pt_fail(f->err, PT_ERR_UNSUPPORTED, "tensor '%s' has unknown type id %u", name, t->type);
+    if (!tr->supported)
+        return pt_fail(f->err, PT_ERR_UNSUPPORTED, "tensor '%s' has unsupported type %s", name, tr->name);
+    bool same = (int)t->n_dims == n_dims;
+    for (int d = 0; d < n_dims && same; d++) same = t->ne[d] == ne[d];
+    if (!same) {
+        char have[96], want[96];
+        fmt_shape(have, sizeof have, (int)t->n_dims, t->ne);
+        fmt_shape(want, sizeof want, n_dims, ne);
+        return pt_fail(f->err, PT_ERR_FORMAT, "tensor '%s' has shape %s, expected %s", name, have, want);
+    }
+    if (pt_type_row_bytes(t->type, ne[0]) == 0)
+        return pt_fail(f->err, PT_ERR_FORMAT, "tensor '%s' row length %lld is not a multiple of the %s block size %d",
+                       name, (long long)ne[0], tr->name, tr->block_elems);
+    return PT_OK;
+}
+
+/* A [rows x cols] matrix (GGUF ne = [cols, rows]) of any supported type. */
+static pt_status find_matrix(const tensor_finder *f, const char *name, int64_t rows, int64_t cols,
+                             bool optional, pt_llm_weight *w) {
+    const int64_t ne[2] = {cols, rows};
+    const pt_gguf_tensor *t;
+    pt_status st = find(f, name, 2, ne, optional, &t);
+    if (st || !t) return st;
+    *w = (pt_llm_weight){.type = t->type, .data = t->data, .rows = rows, .cols = cols};
+    return PT_OK;
+}
+
+/* A float32 vector of n elements (norm weights, biases). */
+static pt_status find_vector(const tensor_finder *f, const char *name, int64_t n, bool optional,
+                             const float **v) {
+    const pt_gguf_tensor *t;
+    pt_status st = find(f, name, 1, &n, optional, &t);
+    *v = NULL;
+    if (st || !t) return st;
+    if (t->type != PT_TYPE_F32)
+        return pt_fail(f->err, PT_ERR_UNSUPPORTED, "tensor '%s' has type %s, expected F32", name,
+                       pt_type_name(t->type));
+    if ((uintptr_t)t->data % _Alignof(float) != 0)
+        return pt_fail(f->err, PT_ERR_FORMAT, "tensor '%s' data is not 4-byte aligned", name);
+    *v = t->data;
+    return PT_OK;
+}
+
+static pt_status load_layer(const tensor_finder *f, const pt_llm_hparams *hp, int il, pt_llm_layer *L) {
+    const int64_t E = hp->n_embd, F = hp->n_ff, D = hp->head_dim;
+    const int64_t QD = (int64_t)hp->n_head * D, KD = (int64_t)hp->n_head_kv * D;
+    const bool qwen2 = hp->arch == PT_ARCH_QWEN2, qwen3 = hp->arch == PT_ARCH_QWEN3;
+    char n[14][64];
+    static const char *const suffix[14] = {
+        "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+        "attn_output.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias",
+        "attn_q_norm.weight", "attn_k_norm.weight", "ffn_norm.weight", "ffn_gate.weight",
+        "ffn_up.weight", "ffn_down.weight",
+    };
+    for (int i = 0; i < 14; i++) snprintf(n[i], sizeof n[i], "blk.%d.%s", il, suffix[i]);
+    pt_status st;
+    if ((st = find_vector(f, n[0], E, false, &L->attn_norm)) ||
+        (st = find_matrix(f, n[1], QD, E, false, &L->wq)) ||
+        (st = find_matrix(f, n[2], KD, E, false, &L->wk)) ||
+        (st = find_matrix(f, n[3], KD, E, false, &L->wv)) ||
+        (st = find_matrix(f, n[4], E, QD, false, &L->wo)))
+        return st;
+    /* Biases: required for qwen2, optional for llama, absent in qwen3. */
+    if (hp->arch != PT_ARCH_QWEN3 &&
+        ((st = find_vector(f, n[5], QD, !qwen2, &L->bq)) ||
+         (st = find_vector(f, n[6], KD, !qwen2, &L->bk)) ||
+         (st = find_vector(f, n[7], KD, !qwen2, &L->bv))))
+        return st;
+    if (qwen3 && ((st = find_vector(f, n[8], D, false, &L->q_norm)) ||
+                  (st = find_vector(f, n[9], D, false, &L->k_norm))))
+        return st;
+    if ((st = find_vector(f, n[10], E, false, &L->ffn_norm)) ||
+        (st = find_matrix(f, n[11], F, E, false, &L->w_gate)) ||
+        (st = find_matrix(f, n[12], F, E, false, &L->w_up)) ||
+        (st = find_matrix(f, n[13], E, F, false, &L->w_down)))
+        return st;
+    return PT_OK;
+}
+
+pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err) {
+    *out = NULL;
+    pt_llm *m = calloc(1, sizeof *m);
+    if (!m) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the model");
+    pt_status st = read_hparams(g, &m->hp, err);
+    if (st) goto fail;
+    const pt_llm_hparams *hp = &m->hp;
+    const tensor_finder f = {g, err};
+
+    if ((st = find_matrix(&f, "token_embd.weight", hp->n_vocab, hp->n_embd, false, &m->tok_embd)) ||
+        (st = find_vector(&f, "output_norm.weight", hp->n_embd, false, &m->output_norm)))
+        goto fail;
+    m->output.data = NULL;
+    if ((st = find_matrix(&f, "output.weight", hp->n_vocab, hp->n_embd, true, &m->output))) goto fail;
+    m->hp.tied_output = m->output.data == NULL;
+    if (m->hp.tied_output) m->output = m->tok_embd;
+    if (hp->arch == PT_ARCH_LLAMA &&
+        (st = find_vector(&f, "rope_freqs.weight", hp->n_rot / 2, true, &m->rope_freqs)))
+        goto fail;
+
+    m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
+    if (!m->layers) {
+        st = pt_fail(err, PT_ERR_NOMEM, "out of memory for %d layers", hp->n_layer);
+        goto fail;
+    }
+    for (int il = 0; il < hp->n_layer; il++)
+        if ((st = load_layer(&f, hp, il, &m->layers[il]))) goto fail;
+    *out = m;
+    return PT_OK;
+fail:
+    pt_llm_free(m);
+    return st;
+}
+
+void pt_llm_free(pt_llm *m) {
+    if (!m) return;
+    free(m->layers);
+    free(m);
+}
+
+const pt_llm_hparams *pt_llm_get_hparams(const pt_llm *m) { return &m->hp; }
