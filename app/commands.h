@@ -11,5 +11,6 @@ int cmd_run(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_chat(int argc, char **argv);   /* chat --plain: line-oriented chat */
+int cmd_bench(int argc, char **argv);  /* llama-bench compatible speed test */
 
 #endif

@@ -20,6 +20,7 @@ static void usage(FILE *f) {
           "  chat       line-oriented chat (--plain) for pipes and dumb terminals\n"
           "  tokenize   print the token ids of a text\n"
           "  info       describe a GGUF model\n"
+          "  bench      measure prefill and decode speed (llama-bench compatible)\n"
           "options:\n"
           "  -h, --help     this help; COMMAND --help for a command's options\n"
           "  --version      print the version\n", f);
@@ -35,6 +36,7 @@ static const command COMMANDS[] = {
     {"chat", cmd_chat},
     {"tokenize", cmd_tokenize},
     {"info", cmd_info},
+    {"bench", cmd_bench},
 };
 
 /* No subcommand: the full-screen app (or, in a build without it, the
