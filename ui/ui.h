@@ -14,6 +14,10 @@ typedef struct pt_ui_options {
     int n_threads;            /* 0 = all cores */
     int n_ctx;                /* 0 = default */
     bool demo;                /* start in demo mode */
+    int n_predict;            /* max tokens per reply; 0 = default (256), /max changes it */
+    const char *color;        /* "auto" or NULL, "256", "16", "8", "mono"; NO_COLOR
+                                 in the environment means mono unless this is set */
+    bool no_mouse;            /* leave the mouse to the terminal (no wheel scrolling) */
 } pt_ui_options;
 
 /* Run the app until the user quits. Returns the process exit status; the

@@ -1,0 +1,594 @@
+/*
+ * draw.c — painting one frame of the app.
+ *
+ * The whole frame is drawn into stdscr (ncurses' virtual screen, our frame
+ * buffer) from the current state, then sent with a single
+ * wnoutrefresh + doupdate: ncurses compares it with what the terminal
+ * shows and writes only the difference, in one burst, so nothing flickers
+ * however often we redraw. Overlays are painted last into the same buffer.
+ *
+ * Screen rows, top to bottom:
+ *   title | gauges (0, 1, 5 or 7 rows) | transcript | status rule |
+ *   input (1..5 rows) | footer
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <wchar.h>
+
+#include "app.h"
+#include "term.h"
+#include "text.h"
+#include "wrap.h"
+
+#define CAPTION_CELLS 8
+
+/* Draw s[0..len) at (y, x) in attr, at most max cells; returns the cells
+ * used. Characters are converted as text.h says, so the cells counted
+ * here are the cells ncurses fills. */
+static int put_text(int y, int x, const char *s, size_t len, attr_t attr, int max) {
+    wchar_t buf[512];
+    int n = 0, cells = 0;
+    size_t i = 0;
+    if (max <= 0) return 0;
+    attrset(attr);
+    move(y, x);
+    while (i < len) {
+        uint32_t cp;
+        int nb = pt_ui_utf8_decode(s + i, len - i, &cp);
+        int w;
+        uint32_t show;
+        if (cp == '\t') { show = ' '; w = 1; }
+        else show = pt_cp_display(cp, &w);
+        int reps = cp == '\t' ? PT_TAB_CELLS : 1;
+        if (cells + w * reps > max) break;
+        /* a zero-width mark first on the line has nothing to attach to */
+        if (w == 0 && n == 0) { i += (size_t)nb; continue; }
+        for (int r = 0; r < reps; r++) {
+            if (n == (int)(sizeof buf / sizeof buf[0]) - 1) { addnwstr(buf, n); n = 0; }
+            buf[n++] = (wchar_t)show;
+        }
+        cells += w * reps;
+        i += (size_t)nb;
+    }
+    if (n) addnwstr(buf, n);
+    attrset(A_NORMAL);
+    return cells;
+}
+
+static int put_str(int y, int x, const char *s, attr_t attr, int max) {
+    return put_text(y, x, s, strlen(s), attr, max);
+}
+
+static void fill(int y, int x, int n, attr_t attr) {
+    if (n <= 0) return;
+    attrset(attr);
+    mvhline(y, x, ' ', n);
+    attrset(A_NORMAL);
+}
+
+static int putf(int y, int x, attr_t attr, int max, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int putf(int y, int x, attr_t attr, int max, const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return put_str(y, x, buf, attr, max);
+}
+
+static const char *hbar(void) { return pt_text_utf8() ? "\u2500" : "-"; }
+
+static void rule(int y, int x, int n, attr_t attr) {
+    const char *h = hbar();
+    for (int i = 0; i < n; i++) put_str(y, x + i, h, attr, 1);
+}
+
+static const char *spinner(void) {
+    static const char *const braille[] = {"\u280b", "\u2819", "\u2839", "\u2838", "\u283c",
+                                          "\u2834", "\u2826", "\u2827", "\u2807", "\u280f"};
+    static const char *const ascii[] = {"|", "/", "-", "\\"};
+    double t = pt_ui_now();
+    if (pt_text_utf8()) return braille[(int)(t * 10) % 10];
+    return ascii[(int)(t * 8) % 4];
+}
+
+static attr_t cell_attr(int cs) {
+    switch (cs) {
+    case PT_CS_CAPTION: return pt_attr(S_CAPTION);
+    case PT_CS_BRACKET: return pt_attr(S_BRACKET);
+    case PT_CS_BAR1: return pt_attr(S_BAR1);
+    case PT_CS_BAR2: return pt_attr(S_BAR2);
+    case PT_CS_TEXT: return pt_attr(S_METER_TEXT);
+    case PT_CS_DIM: return pt_attr(S_DIM);
+    case PT_CS_GRAPH: return pt_attr(S_GRAPH);
+    case PT_CS_BIG: return pt_attr(S_BIG);
+    default: return pt_attr(S_NORMAL);
+    }
+}
+
+static void put_styled(int y, int x, const pt_styled *s, int max) {
+    size_t i = 0;
+    int cells = 0;
+    while (i < s->len && cells < max) {
+        size_t j = i;
+        while (j < s->len && s->style[j] == s->style[i]) j++;
+        cells += put_text(y, x + cells, s->text + i, j - i, cell_attr(s->style[i]), max - cells);
+        i = j;
+    }
+}
+
+/* ---- title ---- */
+
+static void draw_title(pt_app *a, int y, int W) {
+    attr_t t = pt_attr(S_TITLE), d = pt_attr(S_TITLE_DIM);
+    fill(y, 0, W, t);
+    int x = put_str(y, 0, " petrel ", t, W);
+    char info[512], right[128];
+    if (a->loaded || a->loading) {
+        const char *slash = strrchr(a->model_path, '/');
+        const char *file = slash ? slash + 1 : a->model_path;
+        const char *name = a->loaded && a->card.name[0] ? a->card.name : file;
+        if (a->loaded) {
+            char params[24] = "";
+            if (a->card.n_params > 0) {
+                double p = (double)a->card.n_params;
+                if (p >= 1e9) snprintf(params, sizeof params, " %.1fB", p / 1e9);
+                else snprintf(params, sizeof params, " %.0fM", p / 1e6);
+            }
+            snprintf(info, sizeof info, "%.200s \u00b7 %s %s%s \u00b7 ctx %d", name, a->card.arch,
+                     a->card.ftype, params, a->card.n_ctx);
+        } else {
+            snprintf(info, sizeof info, "%.200s", name);
+        }
+    } else {
+        snprintf(info, sizeof info, "no model loaded (F2 to pick one)");
+    }
+    if (!pt_text_utf8()) for (char *p = info; (p = strstr(p, "\u00b7")); ) { p[0] = ' '; p[1] = '|'; }
+    double now = pt_ui_now();
+    if (a->loading) snprintf(right, sizeof right, "%s loading %.1fs ", spinner(), now - a->load_t0);
+    else if (a->generating) snprintf(right, sizeof right, "%s %s ", spinner(), a->st.prefilling ? "prefill" : "decode");
+    else if (a->demo) snprintf(right, sizeof right, "demo ");
+    else snprintf(right, sizeof right, "idle ");
+    int rw = pt_str_cells(right, strlen(right));
+    int room = W - x - rw - 1;
+    if (room > 4) put_str(y, x, info, d, room);
+    if (W - rw > x) put_str(y, W - rw, right, t, rw);
+}
+
+/* ---- gauges ---- */
+
+typedef struct slot {
+    pt_meter_id id;
+    int row, col;          /* col -1: full width */
+    pt_meter_mode mode;
+} slot;
+
+/* the layouts, htop style: which meter goes where in which mode */
+static const slot normal_slots[] = {
+    {PT_METER_PREFILL, 0, 0, PT_MM_BAR}, {PT_METER_DECODE, 0, 1, PT_MM_BAR},
+    {PT_METER_TTFT, 1, 0, PT_MM_TEXT},   {PT_METER_LAST, 1, 1, PT_MM_TEXT},
+    {PT_METER_RSS, 2, 0, PT_MM_BAR},     {PT_METER_MODEL, 2, 1, PT_MM_BAR},
+    {PT_METER_CTX, 3, 0, PT_MM_BAR},     {PT_METER_KV, 3, 1, PT_MM_BAR},
+    {PT_METER_SPARK, 4, -1, PT_MM_GRAPH},
+};
+static const slot demo_slots[] = {
+    {PT_METER_PREFILL, 0, 0, PT_MM_BIG}, {PT_METER_DECODE, 0, 1, PT_MM_BIG},
+    {PT_METER_TTFT, 3, 0, PT_MM_TEXT},   {PT_METER_LAST, 3, 1, PT_MM_TEXT},
+    {PT_METER_SPARK, 4, -1, PT_MM_GRAPH},
+    {PT_METER_RSS, 5, 0, PT_MM_BAR},     {PT_METER_MODEL, 5, 1, PT_MM_BAR},
+    {PT_METER_CTX, 6, 0, PT_MM_BAR},     {PT_METER_KV, 6, 1, PT_MM_BAR},
+};
+
+/* big: text rows of a BIG meter; rows of slots placed below the big
+ * meters (row >= 3) move down by big - 3 */
+static int draw_slots(pt_app *a, const slot *slots, int n, int y0, int W, int big) {
+    int colw = (W - 1) / 2, rows = 0;
+    pt_styled line;
+    for (int i = 0; i < n; i++) {
+        const slot *s = &slots[i];
+        const pt_meter_class *m = &pt_meters[s->id];
+        pt_meter_value v;
+        memset(&v, 0, sizeof v);
+        m->update(&a->st, &v);
+        int x = s->col <= 0 ? 0 : colw + 1;
+        int w = s->col < 0 ? W : (s->col == 0 ? colw : W - colw - 1);
+        int nrows = s->mode == PT_MM_BIG ? big : 1;
+        int row = s->row >= 3 ? s->row + big - 3 : s->row;
+        for (int r = 0; r < nrows; r++) {
+            pt_meter_render(m, &v, &a->st, s->mode, CAPTION_CELLS, w, r, &line);
+            put_styled(y0 + row + r, x, &line, w);
+        }
+        if (row + nrows > rows) rows = row + nrows;
+    }
+    return rows;
+}
+
+/* Returns the rows used. */
+static int draw_gauges(pt_app *a, int y, int W, int H) {
+    if (a->demo && W >= 60 && H >= 22) {
+        /* on a big screen (a projector) the digits double in size */
+        pt_big_scale = W >= 100 && H >= 36 ? 2 : 1;
+        return draw_slots(a, demo_slots, (int)(sizeof demo_slots / sizeof demo_slots[0]), y, W,
+                          3 * pt_big_scale);
+    }
+    if (W >= 72 && H >= 20)
+        return draw_slots(a, normal_slots, (int)(sizeof normal_slots / sizeof normal_slots[0]), y, W, 3);
+    pt_styled line;
+    pt_meter_compact(&a->st, W, &line);
+    put_styled(y, 0, &line, W);
+    return 1;
+}
+
+/* ---- transcript ---- */
+
+static const char *role_label(const pt_msg *m) {
+    switch (m->role) {
+    case PT_ROLE_USER: return "You";
+    case PT_ROLE_ASSISTANT: return "petrel";
+    case PT_ROLE_INFO: return "note";
+    default: return "error";
+    }
+}
+
+static attr_t role_attr(const pt_msg *m, bool label) {
+    switch (m->role) {
+    case PT_ROLE_USER: return pt_attr(label ? S_USER_LABEL : S_USER);
+    case PT_ROLE_ASSISTANT: return pt_attr(label ? S_BOT_LABEL : S_BOT);
+    case PT_ROLE_INFO: return pt_attr(label ? S_INFO_LABEL : S_INFO);
+    default: return pt_attr(S_ERROR);
+    }
+}
+
+static void draw_tline(pt_app *a, const pt_tline *l, int y, int W, bool last_of_reply) {
+    const pt_msg *m = &a->convo.msgs[l->msg];
+    int x;
+    switch (l->kind) {
+    case PT_TL_LABEL:
+        x = put_str(y, 0, role_label(m), role_attr(m, true), W);
+        if (m->stopped) put_str(y, x, " [stopped]", pt_attr(S_DIM), W - x);
+        else if (a->generating && l->msg == a->reply_msg && a->st.prefilling)
+            put_str(y, x, " thinking...", pt_attr(S_DIM), W - x);
+        break;
+    case PT_TL_TEXT:
+        x = PT_TEXT_INDENT + put_text(y, PT_TEXT_INDENT, m->text + l->start, l->end - l->start,
+                                      role_attr(m, false), W - PT_TEXT_INDENT);
+        if (last_of_reply && x < W) put_str(y, x, pt_text_utf8() ? "\u258c" : "_", pt_attr(S_DIM), 1);
+        break;
+    case PT_TL_CODE:
+        put_str(y, 2, pt_text_utf8() ? "\u2502" : "|", pt_attr(S_CODE_BAR), 1);
+        fill(y, 3, W - 3, pt_attr(S_CODE));
+        x = PT_CODE_INDENT + put_text(y, PT_CODE_INDENT, m->text + l->start, l->end - l->start,
+                                      pt_attr(S_CODE), W - PT_CODE_INDENT);
+        if (last_of_reply && x < W) put_str(y, x, pt_text_utf8() ? "\u258c" : "_", pt_attr(S_DIM), 1);
+        break;
+    case PT_TL_FENCE: {
+        attr_t at = pt_attr(S_CODE_BAR);
+        rule(y, 2, 2, at);
+        x = 4;
+        if (l->end > l->start) {
+            x += put_str(y, x, " ", at, 1);
+            x += put_text(y, x, m->text + l->start, l->end - l->start, at, W - x - 2);
+            x += put_str(y, x, " ", at, 1);
+        }
+        rule(y, x, W - x - 1 > 30 - x ? 30 - x : W - x - 1, at);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void draw_transcript(pt_app *a, int y0, int rows, int W) {
+    pt_transcript_layout(&a->tr, &a->convo, W);
+    a->view_rows = rows;
+    int total = a->tr.total;
+    int max_scroll = total > rows ? total - rows : 0;
+    if (a->scroll > max_scroll) a->scroll = max_scroll;
+    if (a->scroll < 0) a->scroll = 0;
+    int first = total - rows - a->scroll;
+    if (first < 0) first = 0;
+    /* the reply's last text line gets the streaming cursor */
+    int cursor_line = -1;
+    if (a->generating && a->reply_msg >= 0 && a->reply_msg < a->convo.n) {
+        for (int i = total - 1; i >= 0; i--) {
+            const pt_tline *l = pt_transcript_line(&a->tr, i);
+            if (l->msg == a->reply_msg && (l->kind == PT_TL_TEXT || l->kind == PT_TL_CODE)) { cursor_line = i; break; }
+            if (l->msg < a->reply_msg) break;
+        }
+    }
+    if (total == 0) {
+        const char *hello[] = {
+            "Type a message and press Enter. Esc stops a reply.",
+            "/help lists commands; F1 (or ^G) shows keys.",
+        };
+        for (int i = 0; i < 2 && i < rows; i++)
+            put_str(y0 + rows / 2 - 1 + i, 2, hello[i], pt_attr(S_DIM), W - 2);
+        return;
+    }
+    for (int r = 0; r < rows && first + r < total; r++) {
+        const pt_tline *l = pt_transcript_line(&a->tr, first + r);
+        draw_tline(a, l, y0 + r, W, first + r == cursor_line);
+    }
+}
+
+/* ---- status rule, input, footer ---- */
+
+static void draw_status(pt_app *a, int y, int W) {
+    char msg[400], right[64] = "";
+    bool err = false;
+    double now = pt_ui_now();
+    if (a->generating) {
+        char r[24];
+        if (a->st.prefilling)
+            snprintf(msg, sizeof msg, "%s prefilling %d tokens (%d cached) %.1fs  Esc stops", spinner(),
+                     a->live.n_prompt, a->live.n_cached, now - a->turn_t0);
+        else {
+            pt_fmt_rate(a->st.live_decode_tps, r, sizeof r);
+            snprintf(msg, sizeof msg, "%s %d tokens  %s t/s  Esc stops", spinner(), a->live.n_chunks, r);
+        }
+        if (a->stop_requested) snprintf(msg, sizeof msg, "%s stopping...", spinner());
+    } else if (a->loading) {
+        snprintf(msg, sizeof msg, "%s loading model... %.1fs", spinner(), now - a->load_t0);
+    } else {
+        snprintf(msg, sizeof msg, "%s", a->status);
+        err = a->status_err;
+    }
+    if (a->scroll > 0) snprintf(right, sizeof right, " %d more below (End) ", a->scroll);
+    int rw = pt_str_cells(right, strlen(right));
+    attr_t ra = pt_attr(S_DIM);
+    rule(y, 0, W, ra);
+    /* the scroll indicator wins over a long message */
+    int room = W - (rw ? rw + 2 : 0) - 1;
+    int x = 2;
+    if (msg[0] && room > x + 4) {
+        x += put_str(y, x, " ", ra, room - x);
+        x += put_str(y, x, msg, pt_attr(err ? S_STATUS_ERR : S_STATUS), room - x - 1);
+        put_str(y, x, " ", ra, room - x);
+    }
+    if (rw && W - rw - 2 >= 0) put_str(y, W - rw - 2, right, pt_attr(S_INFO_LABEL), rw);
+}
+
+/* Lays out and draws the input; returns the cursor position. */
+static void draw_input(pt_app *a, int y0, int rows, int W, int *cy, int *cx) {
+    pt_editor *e = &a->ed;
+    int iw = W - 3;
+    if (iw < 1) iw = 1;
+    a->input_width = iw;
+    pt_wrap_line lines[256];
+    int n = pt_wrap_chars(e->buf, e->len, iw, lines, 256);
+    if (n > 256) n = 256;
+    int row, col;
+    pt_wrap_locate(lines, n, e->buf, e->cur, &row, &col);
+    int first = row - rows + 1;
+    if (first < 0) first = 0;
+    for (int r = 0; r < rows; r++) {
+        int li = first + r;
+        if (li == 0) put_str(y0 + r, 0, ">", pt_attr(S_PROMPT), 1);
+        else if (li < n) put_str(y0 + r, 0, pt_text_utf8() ? "\u2026" : ".", pt_attr(S_DIM), 1);
+        if (li < n) put_text(y0 + r, 2, e->buf + lines[li].start, lines[li].end - lines[li].start,
+                             pt_attr(S_NORMAL), iw);
+    }
+    if (e->len == 0) {
+        const char *hint = a->generating ? "replying... Esc stops"
+                         : a->loading ? "loading the model..."
+                         : a->demo ? "demo mode: Esc or F5 leaves it"
+                         : "message, or /help";
+        put_str(y0, 2, hint, pt_attr(S_DIM), iw);
+    }
+    *cy = y0 + row - first;
+    *cx = 2 + col;
+}
+
+typedef struct key_hint { const char *fkey, *ctrl, *label; bool narrow; } key_hint;
+static const key_hint hints[] = {
+    {"F1", "^G", "Help", true}, {"F2", "^O", "Models", true}, {"F3", "^S", "Save", false},
+    {"F4", "^R", "Reset", false}, {"F5", "^T", "Demo", false}, {"F10", "^Q", "Quit", true},
+    {"Esc", "Esc", "Stop", true},
+};
+#define N_HINTS ((int)(sizeof hints / sizeof hints[0]))
+
+/* variant 0: "F1/^G Help", 1: "F1 Help", 2: "^G Help", 3: "^G Help" for
+ * the most used keys only */
+static void hint_key(const key_hint *h, int variant, char *buf, size_t cap) {
+    if (variant == 0 && strcmp(h->fkey, h->ctrl)) snprintf(buf, cap, "%s/%s", h->fkey, h->ctrl);
+    else snprintf(buf, cap, "%s", variant == 1 ? h->fkey : h->ctrl);
+}
+
+static int hints_width(int variant) {
+    int w = 0;
+    char key[16];
+    for (int i = 0; i < N_HINTS; i++) {
+        if (variant == 3 && !hints[i].narrow) continue;
+        hint_key(&hints[i], variant, key, sizeof key);
+        w += (int)(strlen(key) + 1 + strlen(hints[i].label) + 1);
+    }
+    return w;
+}
+
+static void draw_footer(pt_app *a, int y, int W) {
+    (void)a;
+    int variant = 3;
+    for (int v = 0; v < 3; v++) if (hints_width(v) <= W - 1) { variant = v; break; }
+    int x = 0;
+    fill(y, 0, W - 1, pt_attr(S_KEY_LABEL));
+    for (int i = 0; i < N_HINTS && x < W - 1; i++) {
+        const key_hint *h = &hints[i];
+        if (variant == 3 && !h->narrow) continue;
+        char key[16];
+        hint_key(h, variant, key, sizeof key);
+        x += put_str(y, x, key, pt_attr(S_KEY), W - 1 - x);
+        x += put_str(y, x, " ", pt_attr(S_KEY_LABEL), W - 1 - x);
+        x += put_str(y, x, h->label, pt_attr(S_KEY_LABEL), W - 1 - x);
+        x += put_str(y, x, " ", pt_attr(S_KEY_LABEL), W - 1 - x);
+    }
+}
+
+/* ---- overlays ---- */
+
+static void draw_box(int y, int x, int h, int w, const char *title) {
+    attr_t b = pt_attr(S_BOX);
+    for (int r = 0; r < h; r++) fill(y + r, x, w, pt_attr(S_NORMAL));
+    attrset(b);
+    mvaddch(y, x, ACS_ULCORNER);
+    mvhline(y, x + 1, ACS_HLINE, w - 2);
+    mvaddch(y, x + w - 1, ACS_URCORNER);
+    mvvline(y + 1, x, ACS_VLINE, h - 2);
+    mvvline(y + 1, x + w - 1, ACS_VLINE, h - 2);
+    mvaddch(y + h - 1, x, ACS_LLCORNER);
+    mvhline(y + h - 1, x + 1, ACS_HLINE, w - 2);
+    mvaddch(y + h - 1, x + w - 1, ACS_LRCORNER);
+    attrset(A_NORMAL);
+    if (title) {
+        char t[128];
+        snprintf(t, sizeof t, " %s ", title);
+        put_str(y, x + 2, t, b | A_BOLD, w - 4);
+    }
+}
+
+static const char *const help_keys[] = {
+    "Keys",
+    "  Enter          send the message",
+    "  ^J, Alt-Enter  new line in the message (or end a line with \\)",
+    "  Esc, ^C        stop the reply being written",
+    "  Up/Down        move in the message, then through history",
+    "  PgUp/PgDn      scroll the conversation (mouse wheel too)",
+    "  Home/End       line start/end; with an empty input: top/bottom",
+    "  ^A ^E ^U ^K ^W start, end, kill to start/end, kill word",
+    "  Tab            complete a /command",
+    "  F1  or ^G      this help",
+    "  F2  or ^O      model picker",
+    "  F3  or ^S      save the conversation",
+    "  F4  or ^R      new conversation",
+    "  F5  or ^T      demo mode",
+    "  F10 or ^Q      quit",
+    "  ^L             redraw,  ^Z  suspend",
+    "",
+    "Commands",
+};
+
+static void draw_help(pt_app *a, int W, int H) {
+    int bw = W - 4 < 78 ? W - 4 : 78, bh = H - 2;
+    if (bw < 20 || bh < 5) return;
+    int bx = (W - bw) / 2, by = 1;
+    draw_box(by, bx, bh, bw, "Help (Esc closes)");
+    char cmds[4096];
+    pt_slash_help(true, cmds, sizeof cmds);
+    /* lines: the key table, then the command list */
+    const char *lines[128];
+    int lens[128], n = 0;
+    for (size_t i = 0; i < sizeof help_keys / sizeof help_keys[0]; i++) {
+        lines[n] = help_keys[i];
+        lens[n++] = (int)strlen(help_keys[i]);
+    }
+    for (char *p = cmds; *p && n < 128;) {
+        char *e = strchr(p, '\n');
+        int l = e ? (int)(e - p) : (int)strlen(p);
+        lines[n] = p;
+        lens[n++] = l;
+        p += l + (e ? 1 : 0);
+    }
+    int rows = bh - 2;
+    int max_scroll = n > rows ? n - rows : 0;
+    if (a->help_scroll > max_scroll) a->help_scroll = max_scroll;
+    if (a->help_scroll < 0) a->help_scroll = 0;
+    for (int r = 0; r < rows && a->help_scroll + r < n; r++) {
+        int i = a->help_scroll + r;
+        bool head = lines[i][0] && lines[i][0] != ' ';
+        put_text(by + 1 + r, bx + 2, lines[i], (size_t)lens[i],
+                 head ? pt_attr(S_CAPTION) | A_BOLD : pt_attr(S_NORMAL), bw - 4);
+    }
+}
+
+static void draw_picker(pt_app *a, int W, int H) {
+    int bw = W - 4 < 100 ? W - 4 : 100;
+    int bh = a->models.n + 4;
+    if (bh > H - 2) bh = H - 2;
+    if (bh < 5) bh = 5;
+    if (bw < 24 || bh > H) return;
+    int bx = (W - bw) / 2, by = (H - bh) / 2;
+    draw_box(by, bx, bh, bw, "Models (Enter opens, Esc closes, r rescans)");
+    int rows = bh - 3;
+    if (a->models.n == 0) {
+        putf(by + 1, bx + 2, pt_attr(S_DIM), bw - 4, "no .gguf files in %s/models", a->data_dir);
+        return;
+    }
+    if (a->pick_sel < a->pick_top) a->pick_top = a->pick_sel;
+    if (a->pick_sel >= a->pick_top + rows) a->pick_top = a->pick_sel - rows + 1;
+    for (int r = 0; r < rows && a->pick_top + r < a->models.n; r++) {
+        int i = a->pick_top + r;
+        const pt_model_entry *e = &a->models.items[i];
+        bool sel = i == a->pick_sel;
+        bool cur = a->loaded && strcmp(e->path, a->model_path) == 0;
+        attr_t at = sel ? pt_attr(S_SELECT) : pt_attr(S_NORMAL);
+        int y = by + 1 + r, x = bx + 1, w = bw - 2;
+        fill(y, x, w, at);
+        char size[24], meta[160];
+        pt_fmt_bytes(e->bytes, size, sizeof size);
+        if (e->bad) snprintf(meta, sizeof meta, "unreadable: %.120s", e->error);
+        else if (!e->probed) snprintf(meta, sizeof meta, "...");
+        else {
+            double p = (double)e->card.n_params;
+            snprintf(meta, sizeof meta, "%-8.8s %-7.7s %6.0fM", e->card.arch, e->card.ftype, p / 1e6);
+        }
+        /* name column takes what the metadata and size leave */
+        /* "* 12 " | name | gap | meta (metaw) | gap | size (7) */
+        int metaw = 26;
+        int namew = w - 4 - 1 - metaw - 1 - 7 - 1;
+        if (namew < 10) { namew = w - 5; metaw = 0; }
+        int cx = x + put_str(y, x, cur ? "*" : " ", at, 1);
+        cx += putf(y, cx, at, 3, "%2d ", i + 1);
+        put_str(y, cx, e->name, at | (cur ? A_BOLD : 0), namew);
+        if (metaw) {
+            put_str(y, x + w - metaw - 9, meta, sel ? at : pt_attr(S_DIM), metaw);
+            putf(y, x + w - 8, at, 7, "%7s", size);
+        }
+    }
+    putf(by + bh - 2, bx + 2, pt_attr(S_DIM), bw - 4, "%d model%s in %s/models  (* = open)",
+         a->models.n, a->models.n == 1 ? "" : "s", a->data_dir);
+}
+
+void pt_draw(pt_app *a) {
+    int W = COLS, H = LINES;
+    erase();
+    if (W < 20 || H < 6) {
+        put_str(0, 0, "petrel: enlarge", pt_attr(S_NORMAL), W);
+        putf(1 < H ? 1 : 0, 0, pt_attr(S_DIM), W, "%dx%d", W, H);
+        curs_set(0);
+        wnoutrefresh(stdscr);
+        doupdate();
+        a->frames++;
+        return;
+    }
+    int y = 0;
+    draw_title(a, y++, W);
+    y += draw_gauges(a, y, W, H);
+    /* input rows: what the text needs, at most 5 and a third of the rest */
+    int iw = W - 3;
+    pt_wrap_line tmp[8];
+    int need = pt_wrap_chars(a->ed.buf, a->ed.len, iw, tmp, 8);
+    int space = H - y - 2;               /* minus status rule and footer */
+    int in_rows = need < 5 ? need : 5;
+    if (in_rows > space / 3) in_rows = space / 3;
+    if (in_rows < 1) in_rows = 1;
+    int footer_y = H - 1, input_y = footer_y - in_rows, status_y = input_y - 1;
+    int tr_rows = status_y - y;
+    if (tr_rows > 0) draw_transcript(a, y, tr_rows, W);
+    else a->view_rows = 1;
+    draw_status(a, status_y, W);
+    int cy, cx;
+    draw_input(a, input_y, in_rows, W, &cy, &cx);
+    draw_footer(a, footer_y, W);
+    if (a->ov == OV_HELP) draw_help(a, W, H);
+    else if (a->ov == OV_PICKER) draw_picker(a, W, H);
+    if (a->ov == OV_NONE) {
+        curs_set(1);
+        move(cy, cx < W ? cx : W - 1);
+    } else {
+        curs_set(0);
+    }
+    wnoutrefresh(stdscr);
+    doupdate();
+    a->frames++;
+}

@@ -1,0 +1,240 @@
+/* session.c — model + context + sampler, and one chat turn (see session.h). */
+#include "session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double pt_ui_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static pt_status err_set(pt_error *err, pt_status code, const char *msg) {
+    if (err) {
+        err->code = code;
+        snprintf(err->msg, sizeof err->msg, "%s", msg);
+    }
+    return code;
+}
+
+bool pt_session_is_open(const pt_session *s) { return s->model && s->ctx; }
+
+void pt_session_close(pt_session *s) {
+    if (s->sampler) pt_sampler_free(s->sampler);
+    if (s->ctx) pt_context_free(s->ctx);
+    if (s->model) pt_model_free(s->model);
+    free(s->toks);
+    memset(s, 0, sizeof *s);
+}
+
+pt_status pt_session_open(pt_session *s, const char *path, const pt_context_params *params,
+                          pt_error *err) {
+    memset(s, 0, sizeof *s);
+    pt_status st = pt_model_load(path, &s->model, err);
+    if (st != PT_OK) { s->model = NULL; return st; }
+    pt_context_params cp = params ? *params : pt_context_default_params();
+    st = pt_context_new(s->model, &cp, &s->ctx, err);
+    if (st != PT_OK) {
+        pt_model_free(s->model);
+        memset(s, 0, sizeof *s);
+        return st;
+    }
+    pt_model_get_info(s->model, &s->info);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    s->toks_valid = true;
+    return PT_OK;
+}
+
+void pt_session_reset(pt_session *s) {
+    if (s->ctx) pt_context_reset(s->ctx);
+    s->n_toks = 0;
+    s->toks_valid = true;
+}
+
+static bool toks_reserve(pt_session *s, int n) {
+    if (n <= s->cap_toks) return true;
+    int cap = s->cap_toks ? s->cap_toks : 1024;
+    while (cap < n) cap *= 2;
+    pt_token *t = realloc(s->toks, (size_t)cap * sizeof *t);
+    if (!t) return false;
+    s->toks = t;
+    s->cap_toks = cap;
+    return true;
+}
+
+/* Render and tokenize msgs[first..n) after the system prompt (msgs[0] when
+ * has_system). Returns a malloc'd token array and its count in *n_out. */
+static pt_token *render(pt_session *s, const pt_chat_message *msgs, int n, bool has_system,
+                        int first, int *n_out, pt_error *err, pt_status *st) {
+    pt_chat_message *sel = malloc(sizeof *sel * (size_t)(n + 1));
+    if (!sel) { *st = err_set(err, PT_ERR_NOMEM, "out of memory"); return NULL; }
+    int k = 0;
+    if (has_system) sel[k++] = msgs[0];
+    for (int i = first; i < n; i++) sel[k++] = msgs[i];
+    char *prompt = NULL;
+    *st = pt_chat_apply(s->model, sel, k, true, true, &prompt, err);
+    free(sel);
+    if (*st != PT_OK) return NULL;
+    size_t plen = strlen(prompt);
+    int cap = (int)(plen / 2) + 16;
+    pt_token *toks = malloc(sizeof *toks * (size_t)cap);
+    int nt = toks ? pt_tokenize(s->model, prompt, plen, true, true, toks, cap) : -1;
+    if (toks && nt > cap) {
+        pt_token *t2 = realloc(toks, sizeof *toks * (size_t)nt);
+        if (t2) { toks = t2; nt = pt_tokenize(s->model, prompt, plen, true, true, toks, nt); }
+        else nt = -1;
+    }
+    free(prompt);
+    if (nt < 0) {
+        free(toks);
+        *st = err_set(err, toks ? PT_ERR_ARG : PT_ERR_NOMEM, "the prompt could not be tokenized");
+        return NULL;
+    }
+    /* A template that writes the BOS text itself, with a tokenizer that
+     * also adds BOS, gives two BOS tokens: keep one. */
+    pt_token bos = pt_token_bos(s->model);
+    if (nt >= 2 && bos >= 0 && toks[0] == bos && toks[1] == bos) {
+        memmove(toks, toks + 1, sizeof *toks * (size_t)(nt - 1));
+        nt--;
+    }
+    *n_out = nt;
+    return toks;
+}
+
+typedef struct turn_cb_state {
+    pt_turn_text_cb cb;
+    void *user;
+    pt_turn_live live;
+    double t0;
+    char *reply;
+    size_t len, cap;
+    bool oom;
+} turn_cb_state;
+
+static bool on_text(const char *text, size_t len, void *user) {
+    turn_cb_state *t = user;
+    double now = pt_ui_now() - t->t0;
+    if (t->live.t_first < 0) t->live.t_first = now;
+    t->live.t_now = now;
+    t->live.n_chunks++;
+    if (t->len + len + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        while (cap < t->len + len + 1) cap *= 2;
+        char *r = realloc(t->reply, cap);
+        if (!r) { t->oom = true; return false; }
+        t->reply = r;
+        t->cap = cap;
+    }
+    memcpy(t->reply + t->len, text, len);
+    t->len += len;
+    t->reply[t->len] = 0;
+    return t->cb ? t->cb(text, len, &t->live, t->user) : true;
+}
+
+pt_status pt_session_turn(pt_session *s, const pt_chat_message *msgs, int n,
+                          const pt_chat_settings *set, pt_turn_text_cb cb, void *user,
+                          atomic_bool *cancel, pt_turn_result *res, pt_error *err) {
+    memset(res, 0, sizeof *res);
+    res->ttft = -1;
+    if (!pt_session_is_open(s)) return err_set(err, PT_ERR_ARG, "no model loaded");
+    if (n < 1) return err_set(err, PT_ERR_ARG, "nothing to reply to");
+    double t_start = pt_ui_now();
+    int n_ctx = pt_context_n_ctx(s->ctx);
+    bool has_system = strcmp(msgs[0].role, "system") == 0;
+    int first = has_system ? 1 : 0;
+
+    /* Room for the reply: at least a quarter of the context or n_predict,
+     * whichever is smaller, must stay free after the prompt. */
+    int want = set->n_predict < n_ctx / 4 ? set->n_predict : n_ctx / 4;
+    if (want < 1) want = 1;
+    pt_status st;
+    int nt = 0;
+    pt_token *toks = NULL;
+    for (;;) {
+        toks = render(s, msgs, n, has_system, first, &nt, err, &st);
+        if (!toks) return st;
+        if (nt + want <= n_ctx) break;
+        /* drop the oldest exchange (keep the last message, the question) */
+        free(toks);
+        if (first >= n - 1)
+            return err_set(err, PT_ERR_CONTEXT_FULL, "the message is too long for the context window");
+        first++;
+        while (first < n - 1 && strcmp(msgs[first].role, "user") != 0) first++;
+        res->n_dropped_msgs = first - (has_system ? 1 : 0);
+    }
+
+    /* reuse the cached prefix when it matches exactly */
+    int n_past = pt_context_n_past(s->ctx);
+    int common = 0;
+    if (s->toks_valid && n_past == s->n_toks) {
+        while (common < s->n_toks && common < nt && s->toks[common] == toks[common]) common++;
+    }
+    if (!s->toks_valid || n_past != s->n_toks || common < s->n_toks || common >= nt) {
+        pt_session_reset(s);
+        common = 0;
+    }
+    int n_new = nt - common;
+    int room = n_ctx - nt;
+    int n_predict = set->n_predict < room ? set->n_predict : room;
+    if (n_predict < 1) { free(toks); return err_set(err, PT_ERR_CONTEXT_FULL, "the context window is full"); }
+
+    if (!toks_reserve(s, nt + n_predict)) { free(toks); return err_set(err, PT_ERR_NOMEM, "out of memory"); }
+    /* s->toks[0..common) already match; record the new prompt tokens now,
+     * n_toks follows once we know what the engine kept */
+    memcpy(s->toks + common, toks + common, sizeof *toks * (size_t)n_new);
+    free(toks);
+
+    if (!s->sampler || memcmp(&s->sampler_params, &set->sampler, sizeof set->sampler) != 0) {
+        if (s->sampler) pt_sampler_free(s->sampler);
+        s->sampler = pt_sampler_new(&set->sampler, s->info.n_vocab);
+        s->sampler_params = set->sampler;
+        if (!s->sampler) return err_set(err, PT_ERR_NOMEM, "cannot create the sampler");
+    } else {
+        pt_sampler_reset(s->sampler);
+    }
+
+    turn_cb_state t = {.cb = cb, .user = user};
+    t.live.n_prompt = n_new;
+    t.live.n_cached = common;
+    t.live.t_first = -1;
+    pt_generate_params gp = {
+        .n_predict = n_predict,
+        .on_text = on_text,
+        .user = &t,
+        .cancel = cancel,
+        .render_special = false,
+    };
+    t.t0 = pt_ui_now();
+    if (cb) cb(NULL, 0, &t.live, user);
+    s->toks_valid = false;   /* until we know what the engine appended */
+    st = pt_generate(s->ctx, s->sampler, s->toks + common, n_new, &gp,
+                     s->toks + nt, &res->gen, err);
+    double t_end = pt_ui_now();
+    res->ttft = t.live.t_first >= 0 ? t.live.t_first : -1;
+    res->wall = t_end - t_start;
+    res->n_cached = common;
+    if (st == PT_ERR_CANCELLED) {
+        st = PT_OK;
+        res->gen.stop = PT_STOP_CANCELLED;
+    }
+    if (t.oom && st == PT_OK) st = err_set(err, PT_ERR_NOMEM, "out of memory while streaming");
+    res->reply = t.reply ? t.reply : strdup("");
+
+    /* The cache now holds the prompt plus the generated tokens the engine
+     * fed back (usually all but the last sampled one). Trust our copy only
+     * when n_past says it is a prefix of what we know. */
+    int known = nt + (res->gen.n_generated > 0 ? res->gen.n_generated : 0);
+    if (known > nt + n_predict) known = nt + n_predict;
+    int now_past = pt_context_n_past(s->ctx);
+    if (st == PT_OK && now_past >= nt && now_past <= known) {
+        s->n_toks = now_past;
+        s->toks_valid = true;
+    } else {
+        s->n_toks = 0;
+        s->toks_valid = false;
+    }
+    return st;
+}

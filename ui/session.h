@@ -1,0 +1,77 @@
+/*
+ * session.h — one loaded model with its context and sampler, and the
+ * running of one chat turn. Used by the full-screen UI's worker thread and
+ * by `petrel chat --plain` on the main thread; no terminal code.
+ *
+ * KV reuse: the session remembers the tokens that sit in the context's KV
+ * cache (toks[0..n_toks), always equal to pt_context_n_past). A turn
+ * renders the whole conversation with the chat template and tokenizes it;
+ * when the cached tokens are a prefix of the result only the new tail is
+ * prefilled, otherwise the cache is reset and everything is prefilled
+ * (the context cannot be truncated). When the conversation no longer fits,
+ * the oldest messages after the system prompt are dropped.
+ */
+#ifndef PETREL_UI_SESSION_H
+#define PETREL_UI_SESSION_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "petrel.h"
+#include "slash.h"
+
+typedef struct pt_session {
+    pt_model *model;
+    pt_context *ctx;
+    pt_sampler *sampler;
+    pt_sampler_params sampler_params;  /* what sampler was built with */
+    pt_model_info info;
+    char path[4096];
+    pt_token *toks;        /* tokens in the KV cache, n_toks == n_past */
+    int n_toks, cap_toks;
+    bool toks_valid;       /* false: the cache content is unknown, reset first */
+} pt_session;
+
+/* Live numbers while a turn runs, passed to the text callback. Times are
+ * seconds since the turn started (pt_generate called). */
+typedef struct pt_turn_live {
+    int n_prompt;          /* tokens being prefilled (the new tail only) */
+    int n_cached;          /* prompt tokens reused from the KV cache */
+    int n_chunks;          /* text callbacks so far (one per token that completes text) */
+    double t_first;        /* time of the first text, -1 before */
+    double t_now;
+} pt_turn_live;
+
+/* Called once with text == NULL when the prompt is ready and prefill
+ * starts (live.n_prompt and n_cached known), then with each chunk of the
+ * reply. Returning false stops the reply. */
+typedef bool (*pt_turn_text_cb)(const char *text, size_t len, const pt_turn_live *live, void *user);
+
+typedef struct pt_turn_result {
+    pt_generate_stats gen;   /* from the engine */
+    double ttft;             /* seconds from the call to the first text; -1 if none */
+    double wall;             /* seconds the whole turn took */
+    int n_cached;            /* prompt tokens reused from the KV cache */
+    int n_dropped_msgs;      /* messages dropped to fit the context */
+    char *reply;             /* malloc'd reply text (possibly partial) */
+} pt_turn_result;
+
+/* cp: context parameters (NULL = pt_context_default_params()). */
+pt_status pt_session_open(pt_session *s, const char *path, const pt_context_params *cp,
+                          pt_error *err);
+void pt_session_close(pt_session *s);
+bool pt_session_is_open(const pt_session *s);
+/* Forget the conversation in the KV cache. */
+void pt_session_reset(pt_session *s);
+
+/* Run one turn: the reply to msgs[0..n) (which must end with a user
+ * message). Streams text through cb; cancel may be set from any thread.
+ * A cancelled turn returns PT_OK with res->gen.stop == PT_STOP_CANCELLED
+ * and the partial reply. */
+pt_status pt_session_turn(pt_session *s, const pt_chat_message *msgs, int n,
+                          const pt_chat_settings *set, pt_turn_text_cb cb, void *user,
+                          atomic_bool *cancel, pt_turn_result *res, pt_error *err);
+
+double pt_ui_now(void);   /* monotonic clock */
+
+#endif

@@ -1,0 +1,263 @@
+/* worker.c — the engine thread (see worker.h). */
+#include "worker.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef enum { WCMD_LOAD, WCMD_PROBE, WCMD_MEM, WCMD_RESET, WCMD_TURN, WCMD_QUIT } wcmd_kind;
+
+typedef struct wcmd {
+    pt_qnode node;
+    wcmd_kind kind;
+    char *path;
+    pt_chat_message *msgs;   /* roles are static strings, contents owned */
+    int n_msgs;
+    pt_chat_settings set;
+    int turn_id;
+} wcmd;
+
+static void wcmd_free(pt_qnode *node) {
+    wcmd *c = (wcmd *)node;
+    free(c->path);
+    for (int i = 0; i < c->n_msgs; i++) free((char *)c->msgs[i].content);
+    free(c->msgs);
+    free(c);
+}
+
+void pt_ui_event_free(pt_ui_event *ev) {
+    if (!ev) return;
+    free(ev->text);
+    free(ev->path);
+    free(ev->res.reply);
+    free(ev);
+}
+
+static pt_ui_event *ev_new(pt_ev_kind kind) {
+    pt_ui_event *ev = calloc(1, sizeof *ev);
+    if (ev) { ev->kind = kind; ev->t = pt_ui_now(); }
+    return ev;
+}
+
+static void post(pt_worker *w, pt_ui_event *ev) {
+    if (ev) pt_queue_push(w->events, &ev->node);
+}
+
+static void copy_str(char *dst, size_t cap, const char *src) {
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+void pt_model_card_from_info(pt_model_card *c, const pt_model_info *info) {
+    memset(c, 0, sizeof *c);
+    copy_str(c->arch, sizeof c->arch, info->arch);
+    copy_str(c->name, sizeof c->name, info->name);
+    copy_str(c->ftype, sizeof c->ftype, info->ftype);
+    copy_str(c->tokenizer, sizeof c->tokenizer, info->tokenizer);
+    copy_str(c->tmpl, sizeof c->tmpl, info->chat_template_kind);
+    c->n_params = info->n_params;
+    c->file_bytes = info->file_bytes;
+    c->n_ctx_train = info->n_ctx_train;
+    c->n_layer = info->n_layer;
+    c->n_embd = info->n_embd;
+    c->n_vocab = info->n_vocab;
+}
+
+static void attach_mem(pt_worker *w, pt_ui_event *ev) {
+    if (!ev || !w->sess.ctx) return;
+    pt_context_memory(w->sess.ctx, &ev->mem);
+    ev->has_mem = true;
+    w->last_mem_t = pt_ui_now();
+}
+
+static void do_load(pt_worker *w, const char *path) {
+    pt_ui_event *ev = ev_new(PT_EV_LOADED);
+    if (!ev) return;
+    ev->path = strdup(path);
+    /* close the old model first: two models at once may not fit in RAM */
+    pt_session_close(&w->sess);
+    pt_error err = {0};
+    pt_context_params cp = pt_context_default_params();
+    if (w->n_ctx > 0) cp.n_ctx = w->n_ctx;
+    if (w->n_threads > 0) cp.n_threads = w->n_threads;
+    ev->status = pt_session_open(&w->sess, path, &cp, &err);
+    if (ev->status == PT_OK) {
+        pt_model_card_from_info(&ev->card, &w->sess.info);
+        ev->card.n_ctx = pt_context_n_ctx(w->sess.ctx);
+        attach_mem(w, ev);
+    } else {
+        copy_str(ev->msg, sizeof ev->msg, err.msg[0] ? err.msg : pt_status_name(ev->status));
+    }
+    ev->t = pt_ui_now();
+    post(w, ev);
+}
+
+static void do_probe(pt_worker *w, const char *path) {
+    pt_ui_event *ev = ev_new(PT_EV_PROBED);
+    if (!ev) return;
+    ev->path = strdup(path);
+    if (pt_session_is_open(&w->sess) && strcmp(w->sess.path, path) == 0) {
+        pt_model_card_from_info(&ev->card, &w->sess.info);
+    } else {
+        pt_model *m = NULL;
+        pt_error err = {0};
+        ev->status = pt_model_load(path, &m, &err);
+        if (ev->status == PT_OK) {
+            pt_model_info info;
+            pt_model_get_info(m, &info);
+            pt_model_card_from_info(&ev->card, &info);
+            pt_model_free(m);
+        } else {
+            copy_str(ev->msg, sizeof ev->msg, err.msg[0] ? err.msg : pt_status_name(ev->status));
+        }
+    }
+    post(w, ev);
+}
+
+typedef struct turn_ctx { pt_worker *w; int turn_id; } turn_ctx;
+
+static bool on_turn_text(const char *text, size_t len, const pt_turn_live *live, void *user) {
+    turn_ctx *tc = user;
+    pt_ui_event *ev = ev_new(text ? PT_EV_TEXT : PT_EV_TURN_START);
+    if (!ev) return true;
+    ev->turn_id = tc->turn_id;
+    ev->live = *live;
+    if (!text) { post(tc->w, ev); return true; }
+    ev->text = malloc(len + 1);
+    if (ev->text) { memcpy(ev->text, text, len); ev->text[len] = 0; ev->len = len; }
+    /* mincore over the mapping costs a little: sample it 4 times a second */
+    if (ev->t - tc->w->last_mem_t >= 0.25) attach_mem(tc->w, ev);
+    post(tc->w, ev);
+    return true;
+}
+
+static void do_turn(pt_worker *w, wcmd *c) {
+    /* a stop request that raced with this command still wins */
+    atomic_store(&w->cancel, atomic_load(&w->quitting));
+    turn_ctx tc = {w, c->turn_id};
+    pt_ui_event *ev = ev_new(PT_EV_TURN_DONE);
+    if (!ev) return;
+    ev->turn_id = c->turn_id;
+    pt_error err = {0};
+    ev->status = pt_session_turn(&w->sess, c->msgs, c->n_msgs, &c->set, on_turn_text, &tc,
+                                 &w->cancel, &ev->res, &err);
+    if (ev->status != PT_OK)
+        copy_str(ev->msg, sizeof ev->msg, err.msg[0] ? err.msg : pt_status_name(ev->status));
+    ev->text = ev->res.reply;
+    ev->res.reply = NULL;
+    ev->len = ev->text ? strlen(ev->text) : 0;
+    ev->t = pt_ui_now();
+    attach_mem(w, ev);
+    post(w, ev);
+}
+
+static void *worker_main(void *arg) {
+    pt_worker *w = arg;
+    for (;;) {
+        wcmd *c = (wcmd *)pt_queue_wait(&w->cmds);
+        if (!c) break;
+        wcmd_kind k = c->kind;
+        switch (k) {
+        case WCMD_LOAD: do_load(w, c->path); break;
+        case WCMD_PROBE: do_probe(w, c->path); break;
+        case WCMD_MEM: {
+            pt_ui_event *ev = ev_new(PT_EV_MEM);
+            attach_mem(w, ev);
+            if (ev && ev->has_mem) post(w, ev); else pt_ui_event_free(ev);
+            break;
+        }
+        case WCMD_RESET: pt_session_reset(&w->sess); break;
+        case WCMD_TURN: do_turn(w, c); break;
+        case WCMD_QUIT: break;
+        }
+        wcmd_free(&c->node);
+        if (k == WCMD_QUIT) break;
+    }
+    pt_session_close(&w->sess);
+    atomic_store(&w->finished, true);
+    return NULL;
+}
+
+bool pt_worker_start(pt_worker *w, pt_queue *events, int n_ctx, int n_threads) {
+    memset(w, 0, sizeof *w);
+    w->events = events;
+    w->n_ctx = n_ctx;
+    w->n_threads = n_threads;
+    atomic_init(&w->cancel, false);
+    atomic_init(&w->quitting, false);
+    atomic_init(&w->finished, false);
+    if (!pt_queue_init(&w->cmds, false)) return false;
+    /* the thread inherits this mask: all asynchronous signals blocked
+     * (faults like SIGSEGV are synchronous and still delivered to it) */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV); sigdelset(&all, SIGBUS); sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL); sigdelset(&all, SIGABRT);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w->thread, NULL, worker_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) { pt_queue_destroy(&w->cmds, NULL); return false; }
+    w->started = true;
+    return true;
+}
+
+static void send_cmd(pt_worker *w, wcmd *c) {
+    if (c) pt_queue_push(&w->cmds, &c->node);
+}
+
+static wcmd *cmd_new(wcmd_kind k, const char *path) {
+    wcmd *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->kind = k;
+    if (path && !(c->path = strdup(path))) { free(c); return NULL; }
+    return c;
+}
+
+bool pt_worker_stop(pt_worker *w, double wait_s) {
+    if (!w->started) return true;
+    atomic_store(&w->quitting, true);
+    atomic_store(&w->cancel, true);
+    /* drop queued work, then ask the thread to leave */
+    pt_qnode *n;
+    while ((n = pt_queue_pop(&w->cmds))) wcmd_free(n);
+    send_cmd(w, cmd_new(WCMD_QUIT, NULL));
+    pt_queue_close(&w->cmds);
+    double end = pt_ui_now() + wait_s;
+    while (!atomic_load(&w->finished) && pt_ui_now() < end) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    w->started = false;
+    if (!atomic_load(&w->finished)) {
+        pthread_detach(w->thread);
+        return false;
+    }
+    pthread_join(w->thread, NULL);
+    pt_queue_destroy(&w->cmds, wcmd_free);
+    return true;
+}
+
+void pt_worker_load(pt_worker *w, const char *path) { send_cmd(w, cmd_new(WCMD_LOAD, path)); }
+void pt_worker_probe(pt_worker *w, const char *path) { send_cmd(w, cmd_new(WCMD_PROBE, path)); }
+void pt_worker_mem(pt_worker *w) { send_cmd(w, cmd_new(WCMD_MEM, NULL)); }
+void pt_worker_reset(pt_worker *w) { send_cmd(w, cmd_new(WCMD_RESET, NULL)); }
+void pt_worker_cancel(pt_worker *w) { atomic_store(&w->cancel, true); }
+
+void pt_worker_turn(pt_worker *w, int turn_id, const pt_chat_message *msgs, int n,
+                    const pt_chat_settings *set) {
+    wcmd *c = cmd_new(WCMD_TURN, NULL);
+    if (!c) return;
+    c->turn_id = turn_id;
+    c->set = *set;
+    c->msgs = calloc((size_t)(n > 0 ? n : 1), sizeof *c->msgs);
+    if (!c->msgs) { wcmd_free(&c->node); return; }
+    for (int i = 0; i < n; i++) {
+        /* roles from pt_convo_engine_msgs are string literals */
+        c->msgs[i].role = msgs[i].role;
+        c->msgs[i].content = strdup(msgs[i].content);
+        c->n_msgs = i + 1;
+        if (!c->msgs[i].content) { wcmd_free(&c->node); return; }
+    }
+    send_cmd(w, c);
+}

@@ -1,0 +1,93 @@
+/*
+ * worker.h — the engine thread of the full-screen UI.
+ *
+ * The UI thread sends commands (load a model, run a turn, reset, probe a
+ * model file's metadata, report memory, quit) through a command queue; the
+ * worker runs them one at a time and answers with events on the UI's
+ * event queue, whose self-pipe wakes the UI's poll(). The only state the
+ * two threads share is the cancel flag, which the UI sets to stop the turn
+ * in progress (the worker clears it when a turn starts).
+ *
+ * Signals: the worker blocks every asynchronous signal, so SIGWINCH and
+ * the termination signals always reach the UI thread.
+ */
+#ifndef PETREL_UI_WORKER_H
+#define PETREL_UI_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "queue.h"
+#include "session.h"
+#include "slash.h"
+
+typedef enum pt_ev_kind {
+    PT_EV_LOADED,       /* model opened: info, mem, path; or status != OK */
+    PT_EV_PROBED,       /* metadata of a model file (picker); status may fail */
+    PT_EV_TURN_START,   /* prompt ready, prefill starts: live.n_prompt / n_cached */
+    PT_EV_TEXT,         /* a chunk of the reply, with live numbers */
+    PT_EV_TURN_DONE,    /* the turn ended (result, or status != OK) */
+    PT_EV_MEM,          /* memory numbers */
+} pt_ev_kind;
+
+/* Model metadata copied out of the engine (the model may be gone). */
+typedef struct pt_model_card {
+    char arch[24], name[96], ftype[16], tokenizer[16], tmpl[16];
+    int64_t n_params;
+    uint64_t file_bytes;
+    int n_ctx_train, n_layer, n_embd, n_vocab;
+    int n_ctx;             /* context window of the open context (LOADED) */
+} pt_model_card;
+
+typedef struct pt_ui_event {
+    pt_qnode node;
+    pt_ev_kind kind;
+    int turn_id;
+    pt_status status;
+    char msg[320];
+    char *text; size_t len;        /* TEXT: the chunk; DONE: the whole reply */
+    char *path;                    /* LOADED, PROBED */
+    pt_turn_live live;             /* TURN_START, TEXT */
+    pt_turn_result res;            /* DONE (res.reply is moved to text) */
+    pt_model_card card;            /* LOADED, PROBED */
+    bool has_mem;
+    pt_memory_stats mem;
+    double t;                      /* pt_ui_now() when posted */
+} pt_ui_event;
+
+void pt_ui_event_free(pt_ui_event *ev);
+
+typedef struct pt_worker {
+    pthread_t thread;
+    bool started;
+    pt_queue cmds;
+    pt_queue *events;
+    atomic_bool cancel;
+    atomic_bool quitting;  /* set by pt_worker_stop: no new turn starts */
+    atomic_bool finished;  /* set by the thread as its last act */
+    int n_ctx, n_threads;
+    pt_session sess;       /* worker thread only */
+    double last_mem_t;     /* worker thread only */
+} pt_worker;
+
+bool pt_worker_start(pt_worker *w, pt_queue *events, int n_ctx, int n_threads);
+/* Cancel what runs, drop what is queued and wait up to wait_s seconds for
+ * the thread to end. Returns false when it did not (it is stuck in a step
+ * that cannot be cancelled, like loading a model or a long prefill): the
+ * thread is then detached and w, its queues and the event queue must be
+ * left alone; the process is about to exit anyway. */
+bool pt_worker_stop(pt_worker *w, double wait_s);
+
+void pt_worker_load(pt_worker *w, const char *path);
+void pt_worker_probe(pt_worker *w, const char *path);
+void pt_worker_mem(pt_worker *w);
+void pt_worker_reset(pt_worker *w);
+/* msgs are copied. */
+void pt_worker_turn(pt_worker *w, int turn_id, const pt_chat_message *msgs, int n,
+                    const pt_chat_settings *set);
+void pt_worker_cancel(pt_worker *w);
+
+void pt_model_card_from_info(pt_model_card *c, const pt_model_info *info);
+
+#endif
