@@ -13,7 +13,8 @@
 #endif
 
 static void usage(FILE *f) {
-    fputs("usage: petrel [-m MODEL]            open the chat app\n"
+    fputs("usage: petrel [-m MODEL] [options]  open the chat app\n"
+          "       petrel demo [-m MODEL]       the app cycling scripted prompts (throughput demo)\n"
           "       petrel COMMAND [options]\n"
           "commands:\n"
           "  run        generate text from a prompt (streams to stdout)\n"
@@ -21,6 +22,9 @@ static void usage(FILE *f) {
           "  tokenize   print the token ids of a text\n"
           "  info       describe a GGUF model\n"
           "  bench      measure prefill and decode speed (llama-bench compatible)\n"
+          "app options:\n"
+          "  -m, --model PATH   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
+          "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
           "options:\n"
           "  -h, --help     this help; COMMAND --help for a command's options\n"
           "  --version      print the version\n", f);
@@ -41,9 +45,9 @@ static const command COMMANDS[] = {
 
 /* No subcommand: the full-screen app (or, in a build without it, the
  * line-oriented chat). */
-static int open_app(int argc, char **argv) {
+static int open_app(int argc, char **argv, bool demo) {
 #ifdef PETREL_HAVE_UI
-    pt_ui_options o = {0};
+    pt_ui_options o = {.demo = demo};
     char data_dir[4096];
     if (!pt_app_data_dir(data_dir, sizeof data_dir)) {
         app_error("cannot work out the data directory (set HOME or XDG_DATA_HOME)");
@@ -51,17 +55,33 @@ static int open_app(int argc, char **argv) {
     }
     o.data_dir = data_dir;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) {
+        const char *a = argv[i], *v = NULL;
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
             if (!(o.model_path = arg_value(argc, argv, &i))) return 2;
-        } else if (!strcmp(argv[i], "--demo")) {
+        } else if (!strcmp(a, "--demo")) {
             o.demo = true;
+        } else if (!strcmp(a, "--no-mouse")) {
+            o.no_mouse = true;
+        } else if (!strcmp(a, "--color")) {
+            if (!(o.color = arg_value(argc, argv, &i))) return 2;
+        } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
+            if (!(v = arg_value(argc, argv, &i)) || !arg_int(v, 0, 1024, &o.n_threads)) goto bad_number;
+        } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) {
+            if (!(v = arg_value(argc, argv, &i)) || !arg_int(v, 0, 1 << 22, &o.n_ctx)) goto bad_number;
+        } else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) {
+            if (!(v = arg_value(argc, argv, &i)) || !arg_int(v, 0, 1 << 24, &o.n_predict)) goto bad_number;
         } else {
-            app_error("unknown option '%s' (see petrel --help)", argv[i]);
+            app_error("unknown option '%s' (see petrel --help)", a);
             return 2;
         }
+        continue;
+    bad_number:
+        if (v) app_error("%s wants a non-negative whole number, not '%s'", a, v);
+        return 2;
     }
     return pt_ui_run(&o);
 #else
+    (void)demo;
     argv[0] = "chat";
     return cmd_chat(argc, argv);
 #endif
@@ -76,7 +96,8 @@ int main(int argc, char **argv) {
         printf("petrel %s\n", PETREL_VERSION_STRING);
         return 0;
     }
-    if (argc == 1 || argv[1][0] == '-') return open_app(argc, argv);
+    if (argc == 1 || argv[1][0] == '-') return open_app(argc, argv, false);
+    if (!strcmp(argv[1], "demo")) return open_app(argc - 1, argv + 1, true);
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
     app_error("unknown command '%s' (see petrel --help)", argv[1]);
