@@ -48,7 +48,7 @@ tui_check "RSS and peak match /proc/$pid/status" rss_check
 tui_type "/max 128"; tui_keys Enter
 tui_wait 'max = 128' 10
 filler=""
-for i in $(seq 1 24); do filler="$filler The quick brown fox jumps over the lazy dog."; done
+for _ in $(seq 1 24); do filler="$filler The quick brown fox jumps over the lazy dog."; done
 prompt="Read this:$filler Now tell me a long story about that fox."
 tui_type "$prompt"
 tui_wait 'story about that fox\.$' 10

@@ -23,7 +23,8 @@ if cmp -s "$out" "$TUI_TMP/want"; then tui_ok "greedy replies equal transformers
 else tui_bad "replies differ:"; diff "$TUI_TMP/want" "$out" | sed 's/^/#  /'; fi
 cached=$(sed -nE 's/^\[prompt [0-9]+ tok \(([0-9]+) cached\).*/\1/p' "$err" | tr '\n' ' ')
 echo "# cached prompt tokens per turn: $cached"
-set -- $cached
+read -r -a turns <<< "$cached"
+set -- "${turns[@]}"
 tui_check "turn 1 prefills everything" [ "${1:-x}" = 0 ]
 tui_check "turns 2 and 3 reuse the KV cache" tui_true "${2:-0} > 0 && ${3:-0} > ${2:-0}"
 tui_check "stats lines report speeds" grep -qE 'prefill [0-9.]+ t/s, decode [0-9.]+ t/s' "$err"
@@ -69,7 +70,7 @@ IN
 "$PETREL" chat --plain --temp 0 < "$TUI_TMP/in" > "$out" 2> "$err"
 st=$?
 tui_check "command session exits 0 (got $st)" [ "$st" = 0 ]
-grep -q '^temp = 0.5$' "$out" && tui_ok "/temp sets" || tui_bad "/temp: $(cat "$out")"
+tui_check "/temp sets" grep -q '^temp = 0.5$' "$out"
 tui_check "/temp hot is refused" grep -q 'temp: not a valid number: "hot"' "$err"
 tui_check "/top_k sets" grep -q '^top_k = 7$' "$out"
 tui_check "/set NAME VALUE sets" grep -q '^max = 6$' "$out"

@@ -52,7 +52,7 @@ for sig in TERM HUP INT SEGV; do
     if [ "$sig" = SEGV ]; then tui_type "Tell me a story."; tui_keys Enter; tui_wait '^petrel' 30; fi
     pid=$(tui_app_pid)
     kill -"$sig" "$pid"
-    tui_check "SIG$sig: terminal restored, exit $code" restored $code
+    tui_check "SIG$sig: terminal restored, exit $code" restored "$code"
 done
 
 # --- UTF-8 wide characters -----------------------------------------------------------
@@ -106,7 +106,7 @@ tui_keys Up
 tui_check "Up recalls the last message" tui_wait '^… second line' 5
 tui_keys C-u C-u C-u
 tui_check "^U clears it" tui_wait '^> message, or /help' 5
-for i in 1 2 3 4; do tui_type "/system"; tui_keys Enter; done
+for _ in 1 2 3 4; do tui_type "/system"; tui_keys Enter; done
 tui_keys PPage
 tui_check "PgUp scrolls back (indicator shown)" tui_wait 'more below \(End\)' 5
 tui_keys End
