@@ -7,28 +7,9 @@
 # CPU backend (tools/llama-bench/llama-bench.cpp of the llama.cpp pinned in
 # bench/build_llamacpp.sh), copied here so the test needs no llama.cpp.
 set -u
-BIN=${PETREL_BIN:?PETREL_BIN not set}
 SRC=${PETREL_SOURCE_DIR:?PETREL_SOURCE_DIR not set}
-MODEL=${PETREL_SMOLLM2:-${XDG_DATA_HOME:-$HOME/.local/share}/petrel/models/SmolLM2-135M-Instruct.Q4_1.gguf}
-[ -r "$MODEL" ] || { echo "model not found: $MODEL (run tools/fetch_model.py)"; echo "0 passed, 1 failed"; exit 1; }
+source "$(dirname "$0")/cli_lib.sh"
 CHECK="python3 $SRC/tools/check_bench_json.py"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-passed=0 failed=0
-
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-# expect_exit CODE DESCRIPTION -- command...
-expect_exit() {
-    local want=$1 what=$2; shift 3
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, want $want; stderr: $(head -c 300 "$TMP/err")"; fi
-}
-one_line_error() {
-    local what=$1
-    if [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q '^petrel: ' "$TMP/err"; then ok; else bad "$what: stderr is not one 'petrel: ' line: $(cat "$TMP/err")"; fi
-}
 # line N of $TMP/out equals the string
 line_is() {
     local n=$1 want=$2 got

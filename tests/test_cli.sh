@@ -4,27 +4,8 @@
 # against transformers' greedy text (tests/data/cli, made by
 # tools/gen_cli_fixture.py), `info`, and Ctrl-C mid-generation.
 set -u
-BIN=${PETREL_BIN:?PETREL_BIN not set}
 DATA=${PETREL_TEST_DATA:?PETREL_TEST_DATA not set}/cli
-MODEL=${PETREL_SMOLLM2:-${XDG_DATA_HOME:-$HOME/.local/share}/petrel/models/SmolLM2-135M-Instruct.Q4_1.gguf}
-[ -r "$MODEL" ] || { echo "model not found: $MODEL (run tools/fetch_model.py)"; echo "0 passed, 1 failed"; exit 1; }
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-passed=0 failed=0
-
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-# expect_exit CODE DESCRIPTION -- command...
-expect_exit() {
-    local want=$1 what=$2; shift 3
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, want $want; stderr: $(head -c 300 "$TMP/err")"; fi
-}
-one_line_error() {
-    local what=$1
-    if [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q '^petrel: ' "$TMP/err"; then ok; else bad "$what: stderr is not one 'petrel: ' line: $(cat "$TMP/err")"; fi
-}
+source "$(dirname "$0")/cli_lib.sh"
 
 expect_exit 0 "--version" -- "$BIN" --version
 grep -qx 'petrel [0-9.]*' "$TMP/out" && ok || bad "--version output: $(cat "$TMP/out")"
