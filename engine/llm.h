@@ -3,12 +3,18 @@
  * hyperparameters and weights read from GGUF, KV cache, forward pass.
  * Internal to the engine.
  *
- * Weights are views into the GGUF mapping (zero copy). Activations are
- * float32. Matrix products go through kernels/cpu (quant.h).
+ * Weights are views into the GGUF mapping; matrices whose type has an
+ * int8 fast path (Q4_0, Q4_1, Q8_0 on AVX2 / AVX-VNNI / AVX-512 VNNI /
+ * NEON dotprod / i8mm: kernels/cpu/qmatmul.h) are repacked at load into
+ * heap copies and their source pages dropped from memory. Activations are
+ * float32; products of the repacked matrices quantize them to int8 per 32
+ * values, the others go through the float reference pt_matmul_ref
+ * (quant.h). PETREL_CPU=ref keeps every matrix on the reference path.
  */
 #ifndef PETREL_LLM_H
 #define PETREL_LLM_H
 
+#include "cpu_features.h"
 #include "gguf.h"
 #include "petrel.h"
 
@@ -29,15 +35,37 @@ typedef struct pt_llm_hparams {
 
 typedef struct pt_llm pt_llm;
 
-/* Validate hyperparameters and find every tensor (checking type and shape);
- * a missing or mis-shaped tensor, an unknown architecture or an unsupported
- * tensor type is an error naming it. g must outlive the model. */
+/* Validate hyperparameters, find every tensor (checking type and shape)
+ * and repack the matrices that have a fast path for the CPU (detected,
+ * or forced by PETREL_CPU; an unknown or unusable PETREL_CPU value is
+ * PT_ERR_UNSUPPORTED). A missing or mis-shaped tensor, an unknown
+ * architecture or an unsupported tensor type is an error naming it. g
+ * must outlive the model. When g owns its mapping, the pages of each
+ * repacked matrix are dropped (MADV_DONTNEED), so resident memory holds
+ * one copy of the weights, not two. */
 pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err);
+/* The same with the kernel variant cpu->variant (tests, benchmarks);
+ * PT_CPU_REF keeps every matrix on pt_matmul_ref. */
+pt_status pt_llm_load_cpu(const pt_gguf *g, const pt_cpu *cpu, pt_llm **out, pt_error *err);
 void pt_llm_free(pt_llm *m);
 const pt_llm_hparams *pt_llm_get_hparams(const pt_llm *m);
 
-/* Per-sequence state: KV cache and scratch buffers for up to n_ctx tokens
- * and batches of up to n_batch tokens. */
+/* What loading repacked. */
+typedef struct pt_llm_pack_info {
+    const char *variant;      /* kernel variant: "avx512vnni", ..., "ref" */
+    int n_packed;             /* matrices on the int8 kernels */
+    int n_ref;                /* matrices on pt_matmul_ref (other types) */
+    uint64_t packed_bytes;    /* heap bytes of the repacked copies */
+    uint64_t dropped_bytes;   /* mapped bytes given back with MADV_DONTNEED */
+    double pack_seconds;      /* wall time of the repacking */
+} pt_llm_pack_info;
+void pt_llm_get_pack_info(const pt_llm *m, pt_llm_pack_info *out);
+
+/* Per-sequence state: KV cache, scratch buffers for up to n_ctx tokens
+ * and batches of up to n_batch tokens, and a pool of n_threads threads
+ * (the caller's thread is one of them; n_threads <= 0 means 1). Results
+ * do not depend on n_threads, n_batch or how tokens are split between
+ * calls: every split gives bitwise the same logits. */
 typedef struct pt_llm_state pt_llm_state;
 
 pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_threads,

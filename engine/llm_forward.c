@@ -4,7 +4,7 @@
  *
  * A call to pt_llm_forward is split into chunks of at most n_batch tokens.
  * Each chunk goes through every layer with all its tokens at once, so each
- * weight row is dequantized once per chunk (pt_matmul_ref):
+ * weight row is read once per chunk:
  *
  *   x = token_embd[tokens]                                  [n][E]
  *   per layer:
@@ -19,27 +19,54 @@
  *     x += Wdown (silu(Wgate xn) * Wup xn)
  *   logits = Wout (rmsnorm(x) * output_norm)   only for the rows asked for
  *
+ * Products: a repacked matrix (weight.packed) multiplies the int8
+ * quantization of its input (pt_qact, made once per input and shared by
+ * Q/K/V and by gate/up); any other matrix goes through pt_matmul_ref on
+ * the float input. Attention is the fused online-softmax kernel of
+ * attention.h over the KV cache (kv_cache.h).
+ *
+ * Threads. Every step runs on the state's pool:
+ *   - products: rows split into one share per thread for one token
+ *     (bandwidth-bound), into 4 per thread for a batch (compute-bound, so
+ *     the pool can balance); the matrices that read one input (Q, K, V;
+ *     gate, up) go in one pool run, each task taking its share of each,
+ *     and gate/up's task applies silu(gate) * up to its own rows;
+ *   - attention: tasks of (KV head, tile of 16 tokens, part of the KV
+ *     head's query heads), the costliest (latest) tiles first;
+ *   - per-token steps (residual add + rmsnorm + quantization, bias / norm
+ *     / rope / cache store): split by tokens for a batch, done inline by
+ *     the calling thread for a single token (a pool run costs more).
+ * No result depends on the split: each output element is computed by the
+ * same operations whichever thread or chunk computes it.
+ *
  * Invariant: positions [0, n_past) of the KV cache hold the keys and values
  * of the tokens seen so far; a failed call (bad token, context full) is
  * detected before anything is computed and leaves the state unchanged.
  */
 #include "llm_internal.h"
 
+#include "attention.h"
 #include "kv_cache.h"
 #include "ops.h"
+#include "ops_simd.h"
 #include "quant.h"
 #include "status.h"
+#include "threadpool.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define ATTN_TILE 16  /* query tokens per attention task */
+#define ROW_ALIGN 8   /* row split granularity of unpacked matrices */
+
 struct pt_llm_state {
     int n_ctx;          /* KV cache capacity in positions */
     int n_batch;        /* most tokens per chunk */
-    int n_threads;      /* accepted; the reference path is single-threaded */
+    int n_threads;      /* threads of the pool */
     int n_past;         /* positions [0, n_past) are in the cache */
     pt_kv_cache kv;
+    pt_pool *pool;
     float *inv_freq;    /* [n_rot/2] rotary inverse frequencies */
     float *rope_cs;     /* [n_batch][n_rot] cos/sin pairs of the chunk's positions */
     float *x;           /* [n_batch][E] residual stream */
@@ -50,7 +77,10 @@ struct pt_llm_state {
     float *att;         /* [n_batch][H*D] attention output, before Wo */
     float *gate;        /* [n_batch][F] gate, then silu(gate) * up */
     float *up;          /* [n_batch][F] */
-    float *scores;      /* [n_ctx] attention weights of one query head */
+    void *qa_buf;       /* pt_qact_bytes(n_batch, max(E, H*D, F)) */
+    pt_qact qa;         /* the current input of the packed products */
+    float *attn_scratch;     /* [n_threads][attn_scratch_n] */
+    size_t attn_scratch_n;   /* floats per thread */
 };
 
 /* ---- state -------------------------------------------------------------- */
@@ -63,19 +93,26 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
                        n_ctx, n_batch);
     const pt_llm_hparams *hp = &m->hp;
     if (n_batch > n_ctx) n_batch = n_ctx;
+    if (n_threads <= 0) n_threads = 1;
+    if (n_threads > PT_POOL_MAX_THREADS) n_threads = PT_POOL_MAX_THREADS;
     pt_llm_state *s = calloc(1, sizeof *s);
     if (!s) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the run state");
     s->n_ctx = n_ctx;
     s->n_batch = n_batch;
-    s->n_threads = n_threads > 0 ? n_threads : 1;
+    s->n_threads = n_threads;
 
-    pt_status st = pt_kv_init(&s->kv, hp->n_layer, n_ctx, hp->n_head_kv * hp->head_dim, err);
+    pt_status st = pt_kv_init(&s->kv, hp->n_layer, n_ctx, hp->n_head_kv, hp->head_dim, err);
+    if (st == PT_OK) st = pt_pool_new(n_threads, &s->pool, err);
     if (st) {
-        free(s);
+        pt_llm_state_free(s);
         return st;
     }
     const size_t nb = (size_t)n_batch, E = (size_t)hp->n_embd, F = (size_t)hp->n_ff;
     const size_t QD = (size_t)hp->n_head * hp->head_dim, KD = (size_t)hp->n_head_kv * hp->head_dim;
+    size_t max_cols = E > QD ? E : QD;
+    if (F > max_cols) max_cols = F;
+    const int group = hp->n_head / hp->n_head_kv;
+    s->attn_scratch_n = pt_attn_scratch_floats(ATTN_TILE * group, hp->head_dim);
     s->inv_freq = malloc((size_t)hp->n_rot / 2 * sizeof(float));
     s->rope_cs = malloc(nb * (size_t)hp->n_rot * sizeof(float));
     s->x = malloc(nb * E * sizeof(float));
@@ -86,9 +123,10 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
     s->att = malloc(nb * QD * sizeof(float));
     s->gate = malloc(nb * F * sizeof(float));
     s->up = malloc(nb * F * sizeof(float));
-    s->scores = malloc((size_t)n_ctx * sizeof(float));
+    s->qa_buf = malloc(pt_qact_bytes((int64_t)nb, (int64_t)max_cols));
+    s->attn_scratch = malloc((size_t)n_threads * s->attn_scratch_n * sizeof(float));
     if (!s->inv_freq || !s->rope_cs || !s->x || !s->xn || !s->q || !s->k || !s->v || !s->att ||
-        !s->gate || !s->up || !s->scores) {
+        !s->gate || !s->up || !s->qa_buf || !s->attn_scratch) {
         pt_llm_state_free(s);
         return pt_fail(err, PT_ERR_NOMEM, "out of memory for scratch buffers of a %d-token batch",
                        n_batch);
@@ -100,6 +138,7 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
 
 void pt_llm_state_free(pt_llm_state *s) {
     if (!s) return;
+    pt_pool_free(s->pool);
     pt_kv_release(&s->kv);
     free(s->inv_freq);
     free(s->rope_cs);
@@ -111,75 +150,287 @@ void pt_llm_state_free(pt_llm_state *s) {
     free(s->att);
     free(s->gate);
     free(s->up);
-    free(s->scores);
+    free(s->qa_buf);
+    free(s->attn_scratch);
     free(s);
 }
 
 void pt_llm_state_reset(pt_llm_state *s) { s->n_past = 0; }
 int pt_llm_state_n_past(const pt_llm_state *s) { return s->n_past; }
 
-/* ---- forward ------------------------------------------------------------ */
+/* ---- running steps on the pool ----------------------------------------- */
 
-/* y[n][w->rows] = W x[n][w->cols] */
-static void matmul(const pt_llm_weight *w, const float *x, int n, float *y) {
-    pt_matmul_ref(w->type, w->data, w->rows, w->cols, x, n, y, 0, w->rows);
+/* Tokens [t0, t1) of task `task` of n_tasks over n tokens. */
+static void split_even(int64_t n, int task, int n_tasks, int64_t *t0, int64_t *t1) {
+    *t0 = n * task / n_tasks;
+    *t1 = n * (task + 1) / n_tasks;
 }
 
-/* y[t] += b for each of n rows of len values; b may be NULL. */
-static void add_bias(float *y, const float *b, int n, int len) {
-    if (!b) return;
-    for (int t = 0; t < n; t++) pt_add(y + (size_t)t * len, b, len);
+/* A per-token step over n tokens: inline for one token, else one task per
+ * thread (each a contiguous range of tokens). */
+static void run_tokens(pt_llm_state *s, pt_pool_fn fn, void *job, int n) {
+    if (n == 1 || s->n_threads == 1)
+        fn(job, 0, 1, 0);
+    else
+        pt_pool_run(s->pool, fn, job, n < s->n_threads ? n : s->n_threads);
 }
 
-/* Attention sublayer of layer il for the chunk's n tokens at positions
- * p0..p0+n-1: from xn (normalized input) to xn = Wo att. */
-static void attention(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
-    const pt_llm_hparams *hp = &m->hp;
-    const pt_llm_layer *L = &m->layers[il];
+/* ---- matrix products ---------------------------------------------------- */
+
+/* Up to three products reading one input, in one pool run. Packed
+ * matrices read qa (the input quantized), the others the float x. */
+typedef struct mm_job {
+    const pt_cpu *cpu;
+    int n_w;
+    const pt_llm_weight *w[3];
+    float *y[3];            /* [n][w->rows] each */
+    const float *x;         /* [n][cols] */
+    const pt_qact *qa;
+    int n;
+    bool silu;              /* w[0], w[1] = gate, up: y[0] = silu(y[0]) * y[1] */
+} mm_job;
+
+/* Rows [r0, r1) of w for task `task` of n_tasks: whole tiles of a packed
+ * matrix, multiples of ROW_ALIGN rows otherwise. Two matrices of the same
+ * rows and the same kind (both packed, both not) split alike. */
+static void split_rows(const pt_llm_weight *w, int task, int n_tasks, int64_t *r0, int64_t *r1) {
+    if (w->packed) {
+        pt_qweights_split(w->packed, task, n_tasks, r0, r1);
+        return;
+    }
+    const int64_t units = (w->rows + ROW_ALIGN - 1) / ROW_ALIGN;
+    int64_t u0, u1;
+    split_even(units, task, n_tasks, &u0, &u1);
+    *r0 = u0 * ROW_ALIGN < w->rows ? u0 * ROW_ALIGN : w->rows;
+    *r1 = u1 * ROW_ALIGN < w->rows ? u1 * ROW_ALIGN : w->rows;
+}
+
+static void mm_task(void *ctx, int task, int n_tasks, int thread) {
+    (void)thread;
+    const mm_job *j = ctx;
+    for (int i = 0; i < j->n_w; i++) {
+        const pt_llm_weight *w = j->w[i];
+        int64_t r0, r1;
+        split_rows(w, task, n_tasks, &r0, &r1);
+        if (r0 >= r1) continue;
+        if (w->packed)
+            pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1);
+        else
+            pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
+    }
+    if (j->silu) { /* gate and up split alike: this task owns rows [r0, r1) of both */
+        const int64_t F = j->w[0]->rows;
+        int64_t r0, r1;
+        split_rows(j->w[0], task, n_tasks, &r0, &r1);
+        for (int t = 0; t < j->n && r0 < r1; t++)
+            pt_silu_mul_simd(j->cpu, j->y[0] + t * F + r0, j->y[0] + t * F + r0, j->y[1] + t * F + r0,
+                             (int)(r1 - r0));
+    }
+}
+
+/* y_i = W_i x for the n_w matrices of one input x ([n][cols]); when any is
+ * packed, the caller has quantized x into s->qa. */
+static void matmul_run(pt_llm_state *s, mm_job *j) {
+    const int tasks = j->n == 1 ? s->n_threads : 4 * s->n_threads;
+    if (s->n_threads == 1)
+        mm_task(j, 0, 1, 0);
+    else
+        pt_pool_run(s->pool, mm_task, j, tasks);
+}
+
+static bool any_packed(const pt_llm_weight *a, const pt_llm_weight *b, const pt_llm_weight *c) {
+    return a->packed || (b && b->packed) || (c && c->packed);
+}
+
+/* ---- per-token steps ---------------------------------------------------- */
+
+/* x[t] += delta[t] (when delta), xn[t] = rmsnorm(x[t]) * w, then the
+ * quantization of xn[t] (when quantize). Each token's row of delta may be
+ * xn's own (read before it is overwritten). */
+typedef struct norm_job {
+    const pt_llm *m;
+    pt_llm_state *s;
+    const float *delta;
+    const float *w;
+    int n;
+    bool quantize;
+} norm_job;
+
+static void norm_task(void *ctx, int task, int n_tasks, int thread) {
+    (void)thread;
+    const norm_job *j = ctx;
+    pt_llm_state *s = j->s;
+    const int E = j->m->hp.n_embd;
+    int64_t t0, t1;
+    split_even(j->n, task, n_tasks, &t0, &t1);
+    for (int64_t t = t0; t < t1; t++) {
+        float *x = s->x + t * E, *xn = s->xn + t * E;
+        if (j->delta) pt_add(x, j->delta + t * E, E);
+        pt_rmsnorm(xn, x, j->w, E, j->m->hp.norm_eps);
+    }
+    if (j->quantize && t0 < t1) pt_qact_quantize(&j->m->cpu, s->xn, &s->qa, t0, t1);
+}
+
+/* Quantize tokens of src ([n][cols]) into s->qa. */
+typedef struct quant_job {
+    const pt_llm *m;
+    pt_llm_state *s;
+    const float *src;
+    int n;
+} quant_job;
+
+static void quant_task(void *ctx, int task, int n_tasks, int thread) {
+    (void)thread;
+    const quant_job *j = ctx;
+    int64_t t0, t1;
+    split_even(j->n, task, n_tasks, &t0, &t1);
+    if (t0 < t1) pt_qact_quantize(&j->m->cpu, j->src, &j->s->qa, t0, t1);
+}
+
+static void quantize_input(const pt_llm *m, pt_llm_state *s, const float *src, int n, int64_t cols) {
+    pt_qact_init(&s->qa, s->qa_buf, n, cols);
+    quant_job j = {m, s, src, n};
+    run_tokens(s, quant_task, &j, n);
+}
+
+/* Norm step: x += delta; xn = rmsnorm(x) * w; quantized when `quantize`. */
+static void norm_step(const pt_llm *m, pt_llm_state *s, const float *delta, const float *w, int n,
+                      bool quantize) {
+    if (quantize) pt_qact_init(&s->qa, s->qa_buf, n, m->hp.n_embd);
+    norm_job j = {m, s, delta, w, n, quantize};
+    run_tokens(s, norm_task, &j, n);
+}
+
+/* After the Q/K/V products: biases, qwen3's per-head norms, rope, and the
+ * keys and values into the cache at positions p0 + t. */
+typedef struct qkv_job {
+    const pt_llm *m;
+    pt_llm_state *s;
+    int il, p0, n;
+} qkv_job;
+
+static void qkv_task(void *ctx, int task, int n_tasks, int thread) {
+    (void)thread;
+    const qkv_job *j = ctx;
+    const pt_llm_hparams *hp = &j->m->hp;
+    const pt_llm_layer *L = &j->m->layers[j->il];
+    pt_llm_state *s = j->s;
     const int H = hp->n_head, Hkv = hp->n_head_kv, D = hp->head_dim;
-    const int QD = H * D, KD = Hkv * D, group = H / Hkv;
-
-    matmul(&L->wq, s->xn, n, s->q);
-    matmul(&L->wk, s->xn, n, s->k);
-    matmul(&L->wv, s->xn, n, s->v);
-    add_bias(s->q, L->bq, n, QD);
-    add_bias(s->k, L->bk, n, KD);
-    add_bias(s->v, L->bv, n, KD);
-
-    for (int t = 0; t < n; t++) {
-        float *q = s->q + (size_t)t * QD, *k = s->k + (size_t)t * KD;
+    const int QD = H * D, KD = Hkv * D;
+    int64_t t0, t1;
+    split_even(j->n, task, n_tasks, &t0, &t1);
+    for (int64_t t = t0; t < t1; t++) {
+        float *q = s->q + t * QD, *k = s->k + t * KD, *v = s->v + t * KD;
+        if (L->bq) pt_add(q, L->bq, QD);
+        if (L->bk) pt_add(k, L->bk, KD);
+        if (L->bv) pt_add(v, L->bv, KD);
         if (L->q_norm) {
             for (int h = 0; h < H; h++) pt_rmsnorm(q + h * D, q + h * D, L->q_norm, D, hp->norm_eps);
             for (int h = 0; h < Hkv; h++) pt_rmsnorm(k + h * D, k + h * D, L->k_norm, D, hp->norm_eps);
         }
-        const float *cs = s->rope_cs + (size_t)t * hp->n_rot;
+        const float *cs = s->rope_cs + t * hp->n_rot;
         pt_rope(q, H, D, hp->n_rot, cs, hp->rope_neox);
         pt_rope(k, Hkv, D, hp->n_rot, cs, hp->rope_neox);
-        pt_kv_store(&s->kv, il, p0 + t, k, s->v + (size_t)t * KD);
+        pt_kv_store(&s->kv, j->il, j->p0 + (int)t, k, v);
     }
-
-    const float scale = (float)(1.0 / sqrt((double)D));
-    const float *keys = pt_kv_keys(&s->kv, il), *vals = pt_kv_values(&s->kv, il);
-    const int64_t stride = pt_kv_stride(&s->kv);
-    for (int t = 0; t < n; t++) {
-        const int n_kv = p0 + t + 1; /* causal: positions 0..p0+t */
-        for (int h = 0; h < H; h++) {
-            const int kvh = h / group;
-            pt_attend_one(s->att + (size_t)t * QD + h * D, s->q + (size_t)t * QD + h * D,
-                          keys + kvh * D, vals + kvh * D, stride, n_kv, D, scale, s->scores);
-        }
-    }
-    matmul(&L->wo, s->att, n, s->xn);
 }
 
-/* Feed-forward sublayer: from xn to xn = Wdown (silu(Wgate xn) * Wup xn). */
+/* ---- attention ---------------------------------------------------------- */
+
+typedef struct attn_job {
+    const pt_llm *m;
+    pt_llm_state *s;
+    int il, p0, n;
+    int n_tiles;     /* token tiles of ATTN_TILE */
+    int parts;       /* pieces each KV head's query heads are split into */
+    float scale;
+} attn_job;
+
+static void attn_task(void *ctx, int task, int n_tasks, int thread) {
+    (void)n_tasks;
+    const attn_job *j = ctx;
+    const pt_llm_hparams *hp = &j->m->hp;
+    pt_llm_state *s = j->s;
+    const int Hkv = hp->n_head_kv, D = hp->head_dim, QD = hp->n_head * D;
+    const int group = hp->n_head / Hkv;
+    const int per_tile = Hkv * j->parts;
+    /* the last tiles attend to the most positions: hand them out first */
+    const int tile = j->n_tiles - 1 - task / per_tile;
+    const int kvh = task % per_tile / j->parts, part = task % j->parts;
+    const int h0 = group * part / j->parts, h1 = group * (part + 1) / j->parts;
+    const int t0 = tile * ATTN_TILE;
+    const int nt = j->n - t0 < ATTN_TILE ? j->n - t0 : ATTN_TILE;
+    if (h0 >= h1 || nt <= 0) return;
+    const size_t off = (size_t)t0 * QD + (size_t)(kvh * group + h0) * D;
+    pt_attn_causal(&j->m->cpu, s->att + off, QD, s->q + off, QD, nt, h1 - h0,
+                   pt_kv_keys(&s->kv, j->il, kvh), pt_kv_key_block_stride(&s->kv),
+                   pt_kv_values(&s->kv, j->il, kvh), D, j->p0 + t0, D, j->scale,
+                   s->attn_scratch + (size_t)thread * s->attn_scratch_n);
+}
+
+static void attention(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
+    const pt_llm_hparams *hp = &m->hp;
+    const int group = hp->n_head / hp->n_head_kv;
+    attn_job j = {m, s, il, p0, n, (n + ATTN_TILE - 1) / ATTN_TILE, 1,
+                  (float)(1.0 / sqrt((double)hp->head_dim))};
+    /* too few (KV head, tile) tasks to keep every thread busy: split the
+     * query heads of each KV head too (they then read its K/V separately) */
+    const int want = 2 * s->n_threads;
+    if (s->n_threads > 1 && hp->n_head_kv * j.n_tiles < want) {
+        j.parts = (want + hp->n_head_kv * j.n_tiles - 1) / (hp->n_head_kv * j.n_tiles);
+        if (j.parts > group) j.parts = group;
+    }
+    const int tasks = hp->n_head_kv * j.parts * j.n_tiles;
+    if (s->n_threads == 1) {
+        for (int i = 0; i < tasks; i++) attn_task(&j, i, tasks, 0);
+    } else {
+        pt_pool_run(s->pool, attn_task, &j, tasks);
+    }
+}
+
+/* ---- layers ------------------------------------------------------------- */
+
+/* Attention sublayer of layer il for the chunk's n tokens at positions
+ * p0..p0+n-1: from xn (normalized input, quantized in s->qa when a
+ * product needs it) to xn = Wo att. */
+static void attention_block(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
+    const pt_llm_hparams *hp = &m->hp;
+    const pt_llm_layer *L = &m->layers[il];
+    mm_job qkv = {&m->cpu, 3, {&L->wq, &L->wk, &L->wv}, {s->q, s->k, s->v}, s->xn, &s->qa, n, false};
+    matmul_run(s, &qkv);
+    qkv_job post = {m, s, il, p0, n};
+    run_tokens(s, qkv_task, &post, n);
+    attention(m, s, il, p0, n);
+    if (L->wo.packed) quantize_input(m, s, s->att, n, (int64_t)hp->n_head * hp->head_dim);
+    mm_job wo = {&m->cpu, 1, {&L->wo}, {s->xn}, s->att, &s->qa, n, false};
+    matmul_run(s, &wo);
+}
+
+/* Feed-forward sublayer: from xn (quantized in s->qa when needed) to
+ * xn = Wdown (silu(Wgate xn) * Wup xn). */
 static void feed_forward(const pt_llm *m, pt_llm_state *s, int il, int n) {
     const pt_llm_layer *L = &m->layers[il];
     const int F = m->hp.n_ff;
-    matmul(&L->w_gate, s->xn, n, s->gate);
-    matmul(&L->w_up, s->xn, n, s->up);
-    pt_silu_mul(s->gate, s->gate, s->up, n * F);
-    matmul(&L->w_down, s->gate, n, s->xn);
+    /* silu inside the product's tasks when gate and up split alike */
+    const bool fuse = (L->w_gate.packed != NULL) == (L->w_up.packed != NULL);
+    mm_job gu = {&m->cpu, 2, {&L->w_gate, &L->w_up}, {s->gate, s->up}, s->xn, &s->qa, n, fuse};
+    matmul_run(s, &gu);
+    if (!fuse) pt_silu_mul_simd(&m->cpu, s->gate, s->gate, s->up, n * F);
+    if (L->w_down.packed) quantize_input(m, s, s->gate, n, F);
+    mm_job down = {&m->cpu, 1, {&L->w_down}, {s->xn}, s->gate, &s->qa, n, false};
+    matmul_run(s, &down);
+}
+
+/* Row r of the token embedding into dst (from the packed copy when the
+ * embedding is tied and repacked: its source pages are gone). */
+static void embed_row(const pt_llm *m, pt_token tok, float *dst) {
+    const pt_llm_weight *w = &m->tok_embd;
+    if (w->packed) {
+        pt_qweights_dequant_row(w->packed, tok, dst);
+    } else {
+        const size_t row = pt_type_row_bytes(w->type, w->cols);
+        pt_dequant_row(w->type, (const uint8_t *)w->data + (size_t)tok * row, dst, w->cols);
+    }
 }
 
 /* One chunk of n <= n_batch tokens at positions n_past.. . Writes the
@@ -189,37 +440,37 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
                           float *all_logits, float *last_logits) {
     const pt_llm_hparams *hp = &m->hp;
     const int E = hp->n_embd, p0 = s->n_past;
-    const size_t embd_row = pt_type_row_bytes(m->tok_embd.type, E);
 
     for (int t = 0; t < n; t++) {
-        pt_dequant_row(m->tok_embd.type, (const uint8_t *)m->tok_embd.data + (size_t)tokens[t] * embd_row,
-                       s->x + (size_t)t * E, E);
+        embed_row(m, tokens[t], s->x + (size_t)t * E);
         pt_rope_table(s->rope_cs + (size_t)t * hp->n_rot, s->inv_freq, hp->n_rot, p0 + t);
     }
 
+    const float *delta = NULL; /* the last sublayer's output, not yet added to x */
     for (int il = 0; il < hp->n_layer; il++) {
         const pt_llm_layer *L = &m->layers[il];
-        for (int t = 0; t < n; t++)
-            pt_rmsnorm(s->xn + (size_t)t * E, s->x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
-        attention(m, s, il, p0, n);
-        pt_add(s->x, s->xn, n * E);
-        for (int t = 0; t < n; t++)
-            pt_rmsnorm(s->xn + (size_t)t * E, s->x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
+        norm_step(m, s, delta, L->attn_norm, n, any_packed(&L->wq, &L->wk, &L->wv));
+        attention_block(m, s, il, p0, n);
+        norm_step(m, s, s->xn, L->ffn_norm, n, any_packed(&L->w_gate, &L->w_up, NULL));
         feed_forward(m, s, il, n);
-        pt_add(s->x, s->xn, n * E);
+        delta = s->xn;
     }
     s->n_past += n;
 
-    if (all_logits) {
-        for (int t = 0; t < n; t++)
-            pt_rmsnorm(s->xn + (size_t)t * E, s->x + (size_t)t * E, m->output_norm, E, hp->norm_eps);
-        matmul(&m->output, s->xn, n, all_logits);
-        if (last_logits)
-            memcpy(last_logits, all_logits + (size_t)(n - 1) * hp->n_vocab, (size_t)hp->n_vocab * sizeof(float));
-    } else if (last_logits) {
-        pt_rmsnorm(s->xn, s->x + (size_t)(n - 1) * E, m->output_norm, E, hp->norm_eps);
-        matmul(&m->output, s->xn, 1, last_logits);
+    if (!all_logits && !last_logits) return;
+    /* the rows whose logits are asked for: all, or only the last */
+    const int first = all_logits ? 0 : n - 1, rows = n - first;
+    float *x = s->x + (size_t)first * E, *xn = s->xn + (size_t)first * E;
+    for (int t = 0; t < rows; t++) {
+        pt_add(x + (size_t)t * E, xn + (size_t)t * E, E);
+        pt_rmsnorm(s->xn + (size_t)t * E, x + (size_t)t * E, m->output_norm, E, hp->norm_eps);
     }
+    if (m->output.packed) quantize_input(m, s, s->xn, rows, E);
+    float *y = all_logits ? all_logits : last_logits;
+    mm_job out = {&m->cpu, 1, {&m->output}, {y}, s->xn, &s->qa, rows, false};
+    matmul_run(s, &out);
+    if (all_logits && last_logits)
+        memcpy(last_logits, all_logits + (size_t)(n - 1) * hp->n_vocab, (size_t)hp->n_vocab * sizeof(float));
 }
 
 pt_status pt_llm_forward(const pt_llm *m, pt_llm_state *s, const pt_token *tokens, int n,

@@ -14,17 +14,30 @@
  *          attn_k_norm) before rope, head_dim from attention.key_length.
  * All three: RMSNorm, SwiGLU feed-forward, GQA, output.weight optional
  * (absent: tied to token_embd.weight).
+ *
+ * Repacking (after every tensor was found): each matrix the forward pass
+ * multiplies by, whose type has an int8 fast path on the chosen CPU
+ * variant, is copied into the kernels' interleaved layout (qmatmul.h),
+ * and its source pages in the mapping are dropped. The token embedding
+ * is only read a row at a time, so it is repacked only when it doubles as
+ * the output matrix (tied): then the one packed copy serves both, rows
+ * being looked up with pt_qweights_dequant_row. Matrices are repacked in
+ * parallel, one task each.
  */
 #include "llm_internal.h"
 
 #include "quant.h"
 #include "status.h"
+#include "threadpool.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #define MAX_DIM (1 << 24)    /* bound for every width and the vocabulary */
 #define MAX_LAYERS 4096
@@ -294,10 +307,134 @@ static pt_status load_layer(const tensor_finder *f, const pt_llm_hparams *hp, in
     return PT_OK;
 }
 
+/* ---- repacking ---------------------------------------------------------- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Give back the whole pages of [p, p + n) inside g's mapping. The mapping
+ * is private and read-only, so its pages were never written: dropping them
+ * loses nothing, and a later read faults them in again from the file. */
+static uint64_t drop_pages(const pt_gguf *g, const void *p, size_t n) {
+    if (!g->owns_map || n == 0) return 0;
+    const long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return 0;
+    const uintptr_t a = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    const uintptr_t b = ((uintptr_t)p + n) & ~((uintptr_t)page - 1);
+    if (b <= a || madvise((void *)a, b - a, MADV_DONTNEED) != 0) return 0;
+    return b - a;
+}
+
+/* The matrices to repack, each a task of a pool run: the output (the
+ * token embedding when tied) and the 7 matrices of every layer. */
+typedef struct pack_item {
+    pt_llm_weight *w;
+    const char *name; /* GGUF name, "blk.N." prefix left out for layers */
+    int il;           /* layer, or -1 */
+    bool failed;      /* out of memory */
+    uint64_t dropped; /* mapped bytes given back */
+} pack_item;
+
+typedef struct pack_job {
+    const pt_cpu *cpu;
+    const pt_gguf *g;
+    pack_item *items;
+} pack_job;
+
+/* Repack one matrix when its type has a fast path (else it stays on the
+ * reference path), then drop its source pages. Tasks touch only their own
+ * item and weight. */
+static void pack_task(void *ctx, int task, int n_tasks, int thread) {
+    (void)n_tasks, (void)thread;
+    const pack_job *j = ctx;
+    pack_item *it = &j->items[task];
+    pt_llm_weight *w = it->w;
+    if (!pt_qweights_supported(w->type, w->rows, w->cols, j->cpu)) return;
+    w->packed = pt_qweights_pack(w->type, w->data, w->rows, w->cols, j->cpu);
+    if (!w->packed) {
+        it->failed = true;
+        return;
+    }
+    it->dropped = drop_pages(j->g, w->data, pt_type_row_bytes(w->type, w->cols) * (size_t)w->rows);
+}
+
+/* Repacking runs on a short-lived pool of one thread per online CPU (at
+ * most 8): it is memory-bound copying, and the state's pool does not
+ * exist yet. Peak memory: the packed copies plus, per thread, the source
+ * pages of the matrix in hand. */
+#define PACK_MAX_THREADS 8
+
+static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_error *err) {
+    const double t0 = now_s();
+    m->pack.variant = pt_cpu_variant_name(m->cpu.variant);
+    static const char *const names[7] = {"attn_q.weight", "attn_k.weight", "attn_v.weight",
+                                         "attn_output.weight", "ffn_gate.weight", "ffn_up.weight",
+                                         "ffn_down.weight"};
+    const int n = 1 + 7 * m->hp.n_layer;
+    pack_item *items = calloc((size_t)n, sizeof *items);
+    if (!items) return pt_fail(err, PT_ERR_NOMEM, "out of memory for %d repacking tasks", n);
+    items[0] = (pack_item){&m->output, m->hp.tied_output ? "token_embd.weight" : "output.weight", -1, false, 0};
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        pt_llm_layer *L = &m->layers[il];
+        pt_llm_weight *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        for (int k = 0; k < 7; k++) items[1 + 7 * il + k] = (pack_item){ws[k], names[k], il, false, 0};
+    }
+
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const int n_threads = cpus < 1 ? 1 : cpus > PACK_MAX_THREADS ? PACK_MAX_THREADS : (int)cpus;
+    pack_job job = {&m->cpu, g, items};
+    pt_pool *pool = NULL;
+    if (m->cpu.variant == PT_CPU_REF || n_threads == 1 || pt_pool_new(n_threads, &pool, NULL) != PT_OK) {
+        for (int i = 0; i < n; i++) pack_task(&job, i, n, 0); /* no pool: one by one */
+    } else {
+        pt_pool_set_spin_us(pool, 0); /* tasks are long: no need to spin */
+        pt_pool_run(pool, pack_task, &job, n);
+        pt_pool_free(pool);
+    }
+    if (m->hp.tied_output) m->tok_embd.packed = m->output.packed; /* shared, owned by output */
+
+    pt_status st = PT_OK;
+    for (int i = 0; i < n; i++) {
+        const pack_item *it = &items[i];
+        const pt_llm_weight *w = it->w;
+        if (it->failed && st == PT_OK) {
+            char full[64];
+            if (it->il >= 0) snprintf(full, sizeof full, "blk.%d.%s", it->il, it->name);
+            else snprintf(full, sizeof full, "%s", it->name);
+            st = pt_fail(err, PT_ERR_NOMEM, "out of memory repacking tensor '%s' (%zu bytes)", full,
+                         pt_type_row_bytes(w->type, w->cols) * (size_t)w->rows);
+        }
+        if (w->packed) {
+            m->pack.n_packed++;
+            m->pack.packed_bytes += pt_qweights_bytes(w->packed);
+            m->pack.dropped_bytes += it->dropped;
+        } else if (!it->failed) {
+            m->pack.n_ref++;
+        }
+    }
+    free(items);
+    m->pack.pack_seconds = now_s() - t0;
+    return st;
+}
+
 pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err) {
+    *out = NULL;
+    pt_cpu cpu;
+    if (pt_cpu_detect(&cpu) != 0)
+        return pt_fail(err, PT_ERR_UNSUPPORTED,
+                       "PETREL_CPU='%s' names an unknown kernel variant or one this CPU cannot run",
+                       getenv("PETREL_CPU") ? getenv("PETREL_CPU") : "");
+    return pt_llm_load_cpu(g, &cpu, out, err);
+}
+
+pt_status pt_llm_load_cpu(const pt_gguf *g, const pt_cpu *cpu, pt_llm **out, pt_error *err) {
     *out = NULL;
     pt_llm *m = calloc(1, sizeof *m);
     if (!m) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the model");
+    m->cpu = *cpu;
     pt_status st = read_hparams(g, &m->hp, err);
     if (st) goto fail;
     const pt_llm_hparams *hp = &m->hp;
@@ -321,6 +458,7 @@ pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err) {
     }
     for (int il = 0; il < hp->n_layer; il++)
         if ((st = load_layer(&f, hp, il, &m->layers[il]))) goto fail;
+    if ((st = pack_all(m, g, err))) goto fail;
     *out = m;
     return PT_OK;
 fail:
@@ -330,8 +468,21 @@ fail:
 
 void pt_llm_free(pt_llm *m) {
     if (!m) return;
+    pt_qweights_free(m->output.packed); /* tok_embd.packed is this or NULL */
+    for (int il = 0; m->layers && il < m->hp.n_layer; il++) {
+        pt_llm_layer *L = &m->layers[il];
+        pt_qweights_free(L->wq.packed);
+        pt_qweights_free(L->wk.packed);
+        pt_qweights_free(L->wv.packed);
+        pt_qweights_free(L->wo.packed);
+        pt_qweights_free(L->w_gate.packed);
+        pt_qweights_free(L->w_up.packed);
+        pt_qweights_free(L->w_down.packed);
+    }
     free(m->layers);
     free(m);
 }
 
 const pt_llm_hparams *pt_llm_get_hparams(const pt_llm *m) { return &m->hp; }
+
+void pt_llm_get_pack_info(const pt_llm *m, pt_llm_pack_info *out) { *out = m->pack; }

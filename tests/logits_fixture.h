@@ -53,11 +53,13 @@ typedef struct lf_greedy_run {
     int stopped_at_eos;
     int32_t *prompt;     /* [n_prompt] */
     int32_t *gen;        /* [n_gen] */
-    float *gap;          /* [n_gen] */
+    float *gap;          /* [n_gen] reference top-1 minus top-2 logit */
+    int32_t *top_ids;    /* [n_gen][top_k] reference top-k tokens, best first */
+    float *top_vals;     /* [n_gen][top_k] their logits */
 } lf_greedy_run;
 
 typedef struct lf_greedy {
-    int n_runs;
+    int n_runs, top_k;
     lf_greedy_run *runs;
 } lf_greedy;
 
@@ -147,11 +149,12 @@ static inline void lf_greedy_load(const char *path, lf_greedy *f) {
     size_t len;
     char *blob = test_read_file(path, &len);
     lf_cursor c = {path, (const unsigned char *)blob, len};
-    if (memcmp(lf_take(&c, 8), "PTGREED1", 8) != 0) {
+    if (memcmp(lf_take(&c, 8), "PTGREED2", 8) != 0) {
         fprintf(stderr, "%s: not a greedy fixture\n", path);
         exit(1);
     }
     f->n_runs = (int)lf_u32(&c);
+    f->top_k = (int)lf_u32(&c);
     f->runs = calloc((size_t)f->n_runs, sizeof *f->runs);
     for (int i = 0; i < f->n_runs; i++) {
         lf_greedy_run *r = &f->runs[i];
@@ -162,6 +165,8 @@ static inline void lf_greedy_load(const char *path, lf_greedy *f) {
         r->stopped_at_eos = (int)lf_u32(&c);
         r->gen = lf_arr4(&c, (size_t)r->n_gen);
         r->gap = lf_arr4(&c, (size_t)r->n_gen);
+        r->top_ids = lf_arr4(&c, (size_t)r->n_gen * f->top_k);
+        r->top_vals = lf_arr4(&c, (size_t)r->n_gen * f->top_k);
     }
     if (c.left) {
         fprintf(stderr, "%s: %zu bytes left over\n", path, c.left);
@@ -173,7 +178,8 @@ static inline void lf_greedy_load(const char *path, lf_greedy *f) {
 static inline void lf_greedy_free(lf_greedy *f) {
     for (int i = 0; i < f->n_runs; i++) {
         lf_greedy_run *r = &f->runs[i];
-        free(r->text), free(r->prompt), free(r->gen), free(r->gap);
+        free(r->text), free(r->prompt), free(r->gen), free(r->gap), free(r->top_ids);
+        free(r->top_vals);
     }
     free(f->runs);
 }

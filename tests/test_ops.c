@@ -2,7 +2,8 @@
  * test_ops.c — the reference graph kernels of kernels/cpu/ops.h against
  * straightforward double-precision formulas, on odd sizes (not multiples
  * of the 8 accumulator lanes), partial rope, strided KV rows, in-place
- * use and extreme inputs.
+ * use and extreme inputs; and the SIMD builds of ops_simd.h bitwise
+ * against those references.
  *
  * Tolerances: the kernels compute in float32, so each result is compared
  * within a few float ulps of the double reference scaled by the size of
@@ -15,7 +16,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "cpu_features.h"
 #include "ops.h"
+#include "ops_simd.h"
 
 #define EPS_F 1.1920929e-7 /* float ulp at 1 */
 
@@ -231,11 +234,41 @@ static void test_attend(void) {
     CHECK(memcmp(out, v, sizeof v) == 0, "attention over one key is not its value");
 }
 
+/* The SIMD silu of every variant this CPU runs is bitwise ops.c's, on
+ * lengths with and without a vector tail and on extreme inputs. */
+static void test_silu_simd(void) {
+    pt_cpu base, cpu;
+    pt_cpu_detect_with(&base, NULL);
+    const int sizes[] = {1, 5, 16, 33, 100, 1536};
+    int n_variants = 0;
+    for (int v = 0; v < PT_CPU_VARIANT_COUNT; v++) {
+        if (!pt_cpu_with_variant(&base, (pt_cpu_variant)v, &cpu)) continue;
+        n_variants++;
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            const int n = sizes[si];
+            float *g = rand_vec(n, 12.0f), *u = rand_vec(n, 3.0f);
+            float *want = malloc(n * sizeof(float)), *got = malloc(n * sizeof(float));
+            static const float extreme[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 87.5f, -87.5f, 100.0f, -100.0f, 1e30f, -1e30f};
+            for (int i = 0; i < n && i < 10; i++) g[i] = extreme[i];
+            pt_silu_mul(want, g, u, n);
+            pt_silu_mul_simd(&cpu, got, g, u, n);
+            CHECK(memcmp(want, got, n * sizeof(float)) == 0, "silu_mul_simd (%s) n=%d differs from pt_silu_mul",
+                  pt_cpu_variant_name(cpu.variant), n);
+            pt_silu_mul_simd(&cpu, g, g, u, n); /* in place */
+            CHECK(memcmp(want, g, n * sizeof(float)) == 0, "silu_mul_simd (%s) n=%d in place differs",
+                  pt_cpu_variant_name(cpu.variant), n);
+            free(g), free(u), free(want), free(got);
+        }
+    }
+    CHECK(n_variants >= 1, "no variant");
+}
+
 int main(void) {
     test_rmsnorm();
     test_rope();
     test_softmax();
     test_silu_mul_add_dot();
     test_attend();
+    test_silu_simd();
     return check_done("ops");
 }

@@ -51,6 +51,11 @@ tui_setup() {
         TUI_SCALE=10
         echo "# sanitizer build: timeouts x$TUI_SCALE"
     fi
+    # The transcripts are compared with transformers' greedy text, which
+    # the float reference kernels reproduce token for token; the int8 fast
+    # path leaves it at near-ties (checked with its own rules in
+    # tests/test_greedy.c), so these UI tests pin the reference kernels.
+    export PETREL_CPU=ref
     TUI_TMP=$(mktemp -d "${TMPDIR:-/tmp}/petrel-tui.XXXXXX")
     TUI_DATA=$TUI_TMP/data
     mkdir -p "$TUI_DATA/petrel/models"
@@ -91,7 +96,7 @@ TUI_N=0
 tui_start() {
     local w=$1 h=$2 cmd=$3
     shift 3
-    local envs=(-e LANG=C.UTF-8 -e LC_ALL=C.UTF-8 -e "XDG_DATA_HOME=$TUI_DATA" -e "HOME=$TUI_TMP")
+    local envs=(-e LANG=C.UTF-8 -e LC_ALL=C.UTF-8 -e "XDG_DATA_HOME=$TUI_DATA" -e "HOME=$TUI_TMP" -e PETREL_CPU=ref)
     for e in "$@"; do envs+=(-e "$e"); done
     TUI_N=$((TUI_N + 1))
     local old=$TUI_S

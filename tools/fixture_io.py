@@ -21,14 +21,17 @@ Logits fixture (*.logits):
       f32 full[n_full][n_vocab]
 
 Greedy fixture (*.greedy):
-    char  magic[8] = "PTGREED1"
+    char  magic[8] = "PTGREED2"
     u32   n_prompts
+    u32   top_k            entries per step in the top-k table
     per prompt:
       u32 text_len; u8 text[text_len]
       u32 n_prompt; i32 prompt[n_prompt]
       u32 n_gen; u32 stopped_at_eos
       i32 gen[n_gen]       reference greedy continuation
       f32 gap[n_gen]       reference top-1 minus top-2 logit at each step
+      i32 top_ids[n_gen][top_k]   reference top-k tokens of each step, best first
+      f32 top_vals[n_gen][top_k]  their logits
 """
 
 import struct
@@ -72,12 +75,13 @@ def write_logits(path, n_vocab, prompts, top_k=0):
             f.write(logits[full_pos].astype("<f4").tobytes())
 
 
-def write_greedy(path, runs):
+def write_greedy(path, runs, top_k=8):
     """runs: list of dicts with text, prompt (list[int]), gen (list[int]),
-    gap (list[float]), stopped_at_eos (bool)."""
+    gap (list[float]), logits (np [n_gen, V] float32: the step logits),
+    stopped_at_eos (bool)."""
     with open(path, "wb") as f:
-        f.write(b"PTGREED1")
-        f.write(struct.pack("<I", len(runs)))
+        f.write(b"PTGREED2")
+        f.write(struct.pack("<II", len(runs), top_k))
         for r in runs:
             text = r["text"].encode("utf-8")
             f.write(struct.pack("<I", len(text)))
@@ -87,3 +91,7 @@ def write_greedy(path, runs):
             f.write(struct.pack("<II", len(r["gen"]), 1 if r["stopped_at_eos"] else 0))
             f.write(np.asarray(r["gen"], dtype="<i4").tobytes())
             f.write(np.asarray(r["gap"], dtype="<f4").tobytes())
+            logits = r["logits"]
+            ids = np.argsort(-logits, axis=-1, kind="stable")[:, :top_k]
+            f.write(ids.astype("<i4").tobytes())
+            f.write(np.take_along_axis(logits, ids, axis=-1).astype("<f4").tobytes())

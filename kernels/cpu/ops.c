@@ -4,6 +4,8 @@
 #include "ops.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 void pt_rmsnorm(float *y, const float *x, const float *w, int n, float eps) {
     double ss = 0.0;
@@ -61,10 +63,32 @@ void pt_softmax(float *x, int n) {
     for (int i = 0; i < n; i++) x[i] *= inv;
 }
 
+/* exp(x) within 2 ulp for x in [-87, 88] (clamped outside: silu needs no
+ * more): x = n ln2 + r, |r| <= ln2 / 2 (n = x log2e rounded half away
+ * from zero), ln2 split in two (Cody-Waite), exp(r) by Cephes' expf
+ * polynomial, 2^n built in the exponent bits. ops_simd.c performs exactly
+ * these operations on vectors, so its silu is bitwise this one. */
+static inline float exp_clamped(float x) {
+    x = x < -87.0f ? -87.0f : x;
+    x = x > 88.0f ? 88.0f : x;
+    const float t = x * 1.44269504088896341f;
+    const int32_t n = (int32_t)(t + (t >= 0.0f ? 0.5f : -0.5f));
+    const float fn = (float)n;
+    const float r = (x - fn * 0.693359375f) - fn * -2.12194440e-4f;
+    const float z = r * r;
+    float y = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
+                4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f;
+    y = (y * z + r) + 1.0f;
+    const int32_t bits = (n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return y * scale;
+}
+
 void pt_silu_mul(float *out, const float *gate, const float *up, int n) {
     for (int i = 0; i < n; i++) {
         const float g = gate[i];
-        out[i] = g / (1.0f + expf(-g)) * up[i];
+        out[i] = g / (1.0f + exp_clamped(-g)) * up[i];
     }
 }
 

@@ -40,7 +40,9 @@ void pt_rope(float *x, int n_heads, int head_stride, int n_rot, const float *cs,
 /* x[0..n) = exp(x - max) / sum exp(x - max), in place; sum in double. */
 void pt_softmax(float *x, int n);
 
-/* out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)). */
+/* out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)), with an
+ * exp of 2 ulp (|g| beyond 87 is clamped inside exp, where silu is g or 0
+ * to float precision anyway). ops_simd.h has the same in SIMD. */
 void pt_silu_mul(float *out, const float *gate, const float *up, int n);
 
 /* y[i] += x[i]. */

@@ -1,0 +1,142 @@
+/*
+ * attention.c — fused causal attention with online softmax (attention.h).
+ *
+ * The kernel (attention_body.h) is written once with GCC/Clang generic
+ * vectors and compiled once per build: 4 lanes with no target flags (SSE2
+ * on x86-64, NEON on arm64), 8 lanes with AVX2 + FMA and 16 lanes with
+ * AVX-512F enabled by target attributes (so the rest of the library needs
+ * no ISA flags). Only lane-wise IEEE operations, an exact max, a final sum
+ * in fixed lane order and our own exp are used. The AVX2 and AVX-512
+ * builds fuse every a * b + c of the scores, the weighted sum of values
+ * and exp (explicit FMA intrinsics), and give bitwise-equal results; the
+ * plain build rounds twice (the build never contracts on its own: ISO C
+ * mode, -ffp-contract=off), so it agrees with them to rounding only.
+ */
+#include "attention.h"
+
+#include <math.h>
+
+#define INLINE static inline __attribute__((always_inline))
+/* Loops over vectors, queries and lanes have constant trip counts and
+ * must be unrolled to keep their values in registers. */
+#define A_UNROLL _Pragma("GCC unroll 16")
+
+/* ---- exp for x <= 0 ------------------------------------------------------
+ * x = n ln2 + r, |r| <= ln2 / 2 (n = trunc(x log2e - 0.5), x <= 0), ln2
+ * split in two (Cody-Waite) so n ln2 is exact enough; exp(r) by Cephes'
+ * expf polynomial; 2^n built in the exponent bits. Below -87 the result
+ * is 0 (exp(-87) is 1.6e-38, at the bottom of the normal range), which
+ * also maps -inf (masked scores, the initial running max) to exactly 0.
+ * The scalar version here and the vector ones of attention_body.h perform
+ * the same operations. */
+#define EXP_LO (-87.0f)
+#define LOG2E 1.44269504088896341f
+#define LN2_HI 0.693359375f
+#define LN2_LO (-2.12194440e-4f)
+#define P0 1.9875691500e-4f
+#define P1 1.3981999507e-3f
+#define P2 8.3334519073e-3f
+#define P3 4.1665795894e-2f
+#define P4 1.6666665459e-1f
+#define P5 5.0000001201e-1f
+
+INLINE float exp_nonpos(float x) {
+    if (!(x >= EXP_LO)) return 0.0f;
+    const int32_t n = (int32_t)(x * LOG2E - 0.5f);
+    const float fn = (float)n;
+    const float r = (x - fn * LN2_HI) - fn * LN2_LO;
+    const float z = r * r;
+    float y = ((((P0 * r + P1) * r + P2) * r + P3) * r + P4) * r + P5;
+    y = (y * z + r) + 1.0f;
+    const int32_t bits = (n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return y * scale;
+}
+
+float pt_attn_exp(float x) { return exp_nonpos(x); }
+
+/* Queries of one token done together (their scores and weighted sums
+ * share each key and value load); any build may use any number up to
+ * this without changing a result. */
+#define QMAX_ALL 4
+
+size_t pt_attn_scratch_floats(int n_query, int head_dim) {
+    /* m[nq], l[nq][BK], acc[nq][D], e[QMAX][BK] */
+    return (size_t)n_query * (1 + PT_ATTN_BK + (size_t)head_dim) + QMAX_ALL * PT_ATTN_BK;
+}
+
+/* ---- the builds ---------------------------------------------------------- */
+
+/* 4 lanes, no target flags, no fused multiply-add */
+#define AW 4
+#define QMAX 2
+#define AN(x) x##_w4
+#define AT
+#define AN_PAD4
+#define AN_FMA(a, b, c) ((a) * (b) + (c))
+#define AN_FMAS(a, b, c) ((a) * (b) + (c))
+#include "attention_body.h"
+#undef AW
+#undef QMAX
+#undef AN
+#undef AT
+#undef AN_PAD4
+#undef AN_FMA
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#undef AN_FMAS
+#define AN_FMAS(a, b, c) fmaf((a), (b), (c)) /* one rounding, as the vector FMA */
+
+#define AW 8
+#define QMAX 2
+#define AN(x) x##_avx2
+#define AT __attribute__((target("avx2,fma")))
+#define AN_PAD4 , 0, 0, 0, 0
+#define AN_PAD8
+#define AN_FMA(a, b, c) ((AN(vf))_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#include "attention_body.h"
+#undef AW
+#undef QMAX
+#undef AN
+#undef AT
+#undef AN_PAD4
+#undef AN_PAD8
+#undef AN_FMA
+
+#define AW 16
+#define QMAX 4
+#define AN(x) x##_avx512
+#define AT __attribute__((target("avx512f,fma")))
+#define AN_PAD4 , 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+#define AN_PAD8 , 0, 0, 0, 0, 0, 0, 0, 0
+#define AN_FMA(a, b, c) ((AN(vf))_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#include "attention_body.h"
+#undef AW
+#undef QMAX
+#undef AN
+#undef AT
+#undef AN_PAD4
+#undef AN_PAD8
+#undef AN_FMA
+#endif
+#undef AN_FMAS
+
+void pt_attn_causal(const pt_cpu *cpu, float *out, int64_t out_stride, const float *q,
+                    int64_t q_stride, int n_tok, int n_head, const float *kt,
+                    int64_t kt_block_stride, const float *v, int64_t v_stride, int p0,
+                    int head_dim, float scale, float *scratch) {
+    if (n_tok <= 0 || n_head <= 0) return;
+#define ATTN_PASS out, out_stride, q, q_stride, n_tok, n_head, kt, kt_block_stride, v, v_stride, p0, \
+                  head_dim, scale, scratch
+    switch (cpu ? cpu->variant : PT_CPU_REF) {
+#if defined(__x86_64__)
+    case PT_CPU_AVX2:
+    case PT_CPU_AVXVNNI: attn_avx2(ATTN_PASS); return;
+    case PT_CPU_AVX512VNNI: attn_avx512(ATTN_PASS); return;
+#endif
+    default: attn_w4(ATTN_PASS); return;
+    }
+#undef ATTN_PASS
+}
