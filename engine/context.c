@@ -89,13 +89,10 @@ static uint64_t resident_bytes(const void *addr, uint64_t len) {
 
 void pt_context_memory(const pt_context *c, pt_memory_stats *out) {
     const pt_gguf *g = c->model->gguf;
-    const pt_llm_hparams *hp = pt_llm_get_hparams(c->model->llm);
     memset(out, 0, sizeof *out);
     out->model_mapped = g->size;
     out->model_resident = g->owns_map ? resident_bytes(g->map, g->size) : g->size;
-    /* The float32 KV cache: K and V for every layer, position and KV head. */
-    out->kv_bytes_ram = (uint64_t)hp->n_layer * (uint64_t)c->n_ctx * (uint64_t)hp->n_head_kv *
-                        (uint64_t)hp->head_dim * 2u * sizeof(float);
+    out->kv_bytes_ram = pt_llm_state_kv_bytes(c->state);
     out->kv_bytes_disk = 0; /* spilling arrives with the KV-memory work */
     out->kv_tokens = pt_llm_state_n_past(c->state);
     out->kv_capacity = c->n_ctx;

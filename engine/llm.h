@@ -73,6 +73,8 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
 void pt_llm_state_free(pt_llm_state *s);
 void pt_llm_state_reset(pt_llm_state *s);
 int pt_llm_state_n_past(const pt_llm_state *s);
+/* Bytes the KV cache holds in memory (as allocated, padding included). */
+uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s);
 
 /* Run n tokens at positions n_past.. (n may exceed n_batch: it is split),
  * append their K/V, and write logits: the last token's into last_logits

@@ -166,6 +166,8 @@ static void split_even(int64_t n, int task, int n_tasks, int64_t *t0, int64_t *t
     *t1 = n * (task + 1) / n_tasks;
 }
 
+uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
+
 /* A per-token step over n tokens: inline for one token, else one task per
  * thread (each a contiguous range of tokens). */
 static void run_tokens(pt_llm_state *s, pt_pool_fn fn, void *job, int n) {
