@@ -157,6 +157,7 @@ void pt_llm_state_free(pt_llm_state *s) {
 
 void pt_llm_state_reset(pt_llm_state *s) { s->n_past = 0; }
 int pt_llm_state_n_past(const pt_llm_state *s) { return s->n_past; }
+uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
 
 /* ---- running steps on the pool ----------------------------------------- */
 
@@ -165,8 +166,6 @@ static void split_even(int64_t n, int task, int n_tasks, int64_t *t0, int64_t *t
     *t0 = n * task / n_tasks;
     *t1 = n * (task + 1) / n_tasks;
 }
-
-uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
 
 /* A per-token step over n tokens: inline for one token, else one task per
  * thread (each a contiguous range of tokens). */
