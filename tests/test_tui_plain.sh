@@ -6,6 +6,7 @@
 # cache is really reused; slash commands and settings; chats saved as JSON
 # and loaded back; Ctrl-C stops a reply in a terminal; usage errors.
 . "$(dirname "$0")/tui_lib.sh"
+TUI_CPU=ref   # compared with transformers' greedy text
 tui_setup
 DATA=${PETREL_TEST_DATA:?PETREL_TEST_DATA not set}/tui
 export XDG_DATA_HOME=$TUI_DATA LANG=C.UTF-8

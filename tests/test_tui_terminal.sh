@@ -73,7 +73,7 @@ tui_keys End
 tui_type "ｄｅ"
 tui_keys Enter
 tui_check "the wide text round-trips into the transcript" tui_wait "^  $text\$" 10
-tui_check "status rule spans 80 columns with wide text on screen" [ "$(tui_rule_width)" = 80 ]
+tui_check "status rule spans 80 columns with wide text on screen" tui_wait_rule 80
 tui_wait '(end of reply|length limit \(/max\)): [0-9]+ tokens' 60
 # a long CJK message wraps inside 40 columns without splitting characters
 tui_resize 40 15
@@ -162,7 +162,7 @@ tui_keys F10; tui_wait_dead 60
 # --- small and unusable terminals ---------------------------------------------------------
 tui_start 40 15 "$PETREL"
 tui_check "starts at 40x15 with compact gauges" tui_wait '^dc [-0-9.]+ pf ' 120
-tui_check "status rule spans 40 columns at 40x15" [ "$(tui_rule_width)" = 40 ]
+tui_check "status rule spans 40 columns at 40x15" tui_wait_rule 40
 tui_keys C-q; tui_wait_dead 60
 tui_start 80 24 "TERM=dumb $PETREL; echo exit=\$?; sleep 600"
 tui_check "TERM=dumb: refuses with a pointer to chat --plain" tui_wait 'petrel chat --plain' 20

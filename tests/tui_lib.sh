@@ -51,11 +51,13 @@ tui_setup() {
         TUI_SCALE=10
         echo "# sanitizer build: timeouts x$TUI_SCALE"
     fi
-    # The transcripts are compared with transformers' greedy text, which
-    # the float reference kernels reproduce token for token; the int8 fast
-    # path leaves it at near-ties (checked with its own rules in
-    # tests/test_greedy.c), so these UI tests pin the reference kernels.
-    export PETREL_CPU=ref
+    # The app runs on the default (int8 fast path) kernels, as users get it.
+    # A test that compares a transcript with transformers' greedy text sets
+    # TUI_CPU=ref before tui_setup: the float reference kernels reproduce
+    # that text token for token, while the int8 path leaves it at near-ties
+    # (checked with its own rules in tests/test_greedy.c).
+    TUI_CPU=${TUI_CPU:-native}
+    export PETREL_CPU=$TUI_CPU
     TUI_TMP=$(mktemp -d "${TMPDIR:-/tmp}/petrel-tui.XXXXXX")
     TUI_DATA=$TUI_TMP/data
     mkdir -p "$TUI_DATA/petrel/models"
@@ -96,7 +98,7 @@ TUI_N=0
 tui_start() {
     local w=$1 h=$2 cmd=$3
     shift 3
-    local envs=(-e LANG=C.UTF-8 -e LC_ALL=C.UTF-8 -e "XDG_DATA_HOME=$TUI_DATA" -e "HOME=$TUI_TMP" -e PETREL_CPU=ref)
+    local envs=(-e LANG=C.UTF-8 -e LC_ALL=C.UTF-8 -e "XDG_DATA_HOME=$TUI_DATA" -e "HOME=$TUI_TMP" -e "PETREL_CPU=$TUI_CPU")
     for e in "$@"; do envs+=(-e "$e"); done
     TUI_N=$((TUI_N + 1))
     local old=$TUI_S
@@ -174,6 +176,8 @@ tui_wait_cursor() {
 }
 
 # tui_wait_rule WIDTH [SECONDS]: wait until the status rule is WIDTH cells.
+# (A wait, not a one-shot look: capture-pane can catch the terminal between
+# two writes of one frame, with a status line half redrawn.)
 tui_wait_rule() {
     local want=$1 end
     end=$(tui_deadline "${2:-10}")
