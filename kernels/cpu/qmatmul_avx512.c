@@ -27,70 +27,85 @@
 
 enum { K_Q4_0, K_Q4_1, K_Q8_0 };
 #define PF_BLOCKS 8 /* GEMV prefetch distance in blocks (2 KiB of Q4 quants) */
-#define TMAX 8 /* tokens per tile */
+#define TMAX 6 /* tokens per tile (of two groups: 12 sums) */
 
-/* The 8 weight vectors of block b (quads 0..7 of 16 rows). */
-INLINE TGT void load_weights(const uint8_t *qp, const int kind, __m512i W[8]) {
-    if (kind == K_Q8_0) {
-        PT_UNROLL
-        for (int j = 0; j < 8; j++) W[j] = _mm512_load_si512((const void *)(qp + 64 * j));
-    } else {
-        const __m512i m4 = _mm512_set1_epi8(0x0f);
-        PT_UNROLL
-        for (int c = 0; c < 4; c++) {
-            const __m512i v = _mm512_load_si512((const void *)(qp + 64 * c));
-            W[c] = _mm512_and_si512(v, m4);
-            W[c + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-        }
-    }
-}
-
-/* One tile: the 16 rows of `group` times T tokens from t0, into y rows
- * row0.. (lanes outside `mask` not stored). kind and T are constants at
- * every call site, so each instance is fully unrolled.
+/* One tile: NG groups side by side (NG = 1 or 2, 16 or 32 rows) times T
+ * tokens from t0, into y rows from row0[k] (lanes outside mask[k] not
+ * stored). kind, NG and T are constants at every call site, so each
+ * instance is fully unrolled.
  *
- * The quads run in the outer loop and the tokens in the inner one, so
- * consecutive vpdpbusd feed T independent sums (latency 4-5 cycles, two
- * issued per cycle: T = 8 keeps the ports nearly busy). The offset
- * correction is broadcast straight from memory (s_m8 / s_m128): no
- * integer ALU op per token. */
-INLINE TGT void tile(const pt_qweights *w, const pt_qact *x, const uint8_t *group, int64_t t0,
-                     const int T, const int kind, float *y, int64_t row0, __mmask16 mask) {
+ * With two groups every activation broadcast feeds two vpdpbusd, which
+ * halves the broadcast loads per multiply, and NG x T = 12 independent
+ * sums hide vpdpbusd's latency (4-5 cycles, two issued per cycle). The
+ * quads run in the outer loop (chunk c: low nibbles = quad c, high
+ * nibbles = quad c + 4) and the tokens in the inner one. Integer sums are
+ * exact in any order, and the float steps per block are those of the
+ * reference, so the result is bitwise the same. The offset correction is
+ * broadcast straight from memory (s_m8 / s_m128): no integer ALU op per
+ * token. */
+INLINE TGT void tile(const pt_qweights *w, const pt_qact *x, const uint8_t *const *group, const int NG,
+                     int64_t t0, const int T, const int kind, float *y, const int64_t *row0,
+                     const __mmask16 *mask) {
     const int64_t nb = w->nb, cols = x->cols;
     const int8_t *a0 = x->q + t0 * cols;
     const float *d0 = x->d + t0 * nb, *ds0 = x->ds + t0 * nb;
     const int32_t *c0 = (kind == K_Q4_0 ? x->s_m8 : x->s_m128) + t0 * nb;
-    __m512 acc[TMAX];
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    __m512 acc[2][TMAX];
     PT_UNROLL
-    for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
+    for (int k = 0; k < NG; k++)
+        PT_UNROLL
+        for (int t = 0; t < T; t++) acc[k][t] = _mm512_setzero_ps();
 
     for (int64_t b = 0; b < nb; b++) {
-        __m512i W[8];
-        load_weights(pt_qw_quants(w, group, b), kind, W);
-        __m512i is[TMAX];
+        __m512i is[2][TMAX];
         PT_UNROLL
-        for (int t = 0; t < T; t++)
-            is[t] = kind == K_Q4_1 ? _mm512_setzero_si512() : _mm512_set1_epi32(c0[t * nb + b]);
-        const int8_t *ab = a0 + b * PT_QACT_BLOCK;
-        PT_UNROLL
-        for (int j = 0; j < 8; j++)
+        for (int k = 0; k < NG; k++)
             PT_UNROLL
             for (int t = 0; t < T; t++)
-                is[t] = _mm512_dpbusd_epi32(is[t], W[j], _mm512_set1_epi32(pt_load_i32(ab + t * cols + 4 * j)));
-        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)pt_qw_d(w, group, b)));
-        __m512 mw = _mm512_setzero_ps();
-        if (kind == K_Q4_1)
-            mw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)pt_qw_m(w, group, b)));
+                is[k][t] = kind == K_Q4_1 ? _mm512_setzero_si512() : _mm512_set1_epi32(c0[t * nb + b]);
+        const int8_t *ab = a0 + b * PT_QACT_BLOCK;
         PT_UNROLL
-        for (int t = 0; t < T; t++) {
-            const __m512 sc = _mm512_mul_ps(dw, _mm512_set1_ps(d0[t * nb + b]));
-            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), sc, acc[t]);
-            if (kind == K_Q4_1) acc[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(ds0[t * nb + b]), acc[t]);
+        for (int c = 0; c < 4; c++)
+            PT_UNROLL
+            for (int h = 0; h < 2; h++) { /* quad c + 4 h */
+                __m512i W[2];
+                PT_UNROLL
+                for (int k = 0; k < NG; k++) {
+                    const uint8_t *qp = pt_qw_quants(w, group[k], b);
+                    if (kind == K_Q8_0)
+                        W[k] = _mm512_load_si512((const void *)(qp + 64 * (c + 4 * h)));
+                    else {
+                        const __m512i v = _mm512_load_si512((const void *)(qp + 64 * c));
+                        W[k] = _mm512_and_si512(h ? _mm512_srli_epi16(v, 4) : v, m4);
+                    }
+                }
+                PT_UNROLL
+                for (int t = 0; t < T; t++) {
+                    const __m512i av = _mm512_set1_epi32(pt_load_i32(ab + t * cols + 16 * h + 4 * c));
+                    PT_UNROLL
+                    for (int k = 0; k < NG; k++) is[k][t] = _mm512_dpbusd_epi32(is[k][t], W[k], av);
+                }
+            }
+        PT_UNROLL
+        for (int k = 0; k < NG; k++) {
+            const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)pt_qw_d(w, group[k], b)));
+            __m512 mw = _mm512_setzero_ps();
+            if (kind == K_Q4_1)
+                mw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)pt_qw_m(w, group[k], b)));
+            PT_UNROLL
+            for (int t = 0; t < T; t++) {
+                const __m512 sc = _mm512_mul_ps(dw, _mm512_set1_ps(d0[t * nb + b]));
+                acc[k][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[k][t]), sc, acc[k][t]);
+                if (kind == K_Q4_1) acc[k][t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(ds0[t * nb + b]), acc[k][t]);
+            }
         }
     }
     PT_UNROLL
-    for (int t = 0; t < T; t++)
-        _mm512_mask_storeu_ps(y + (t0 + t) * w->rows + row0, mask, acc[t]);
+    for (int k = 0; k < NG; k++)
+        PT_UNROLL
+        for (int t = 0; t < T; t++)
+            _mm512_mask_storeu_ps(y + (t0 + t) * w->rows + row0[k], mask[k], acc[k][t]);
 }
 
 /* One token (decode). Bandwidth-bound, so the aim is to keep loads in
@@ -164,26 +179,26 @@ static TGT void gemv_any(const pt_qweights *w, const pt_qact *x, const uint8_t *
 #undef GEMV_CASE
 }
 
-#define TILE_CASES(kind)                                                         \
-    switch (T) {                                                                 \
-    case 1: tile(w, x, group, t0, 1, kind, y, row0, mask); break;                \
-    case 2: tile(w, x, group, t0, 2, kind, y, row0, mask); break;                \
-    case 3: tile(w, x, group, t0, 3, kind, y, row0, mask); break;                \
-    case 4: tile(w, x, group, t0, 4, kind, y, row0, mask); break;                \
-    case 5: tile(w, x, group, t0, 5, kind, y, row0, mask); break;                \
-    case 6: tile(w, x, group, t0, 6, kind, y, row0, mask); break;                \
-    case 7: tile(w, x, group, t0, 7, kind, y, row0, mask); break;                \
-    default: tile(w, x, group, t0, 8, kind, y, row0, mask); break;               \
+#define TILE_CASES(NG, kind)                                                        \
+    switch (T) {                                                                    \
+    case 1: tile(w, x, group, NG, t0, 1, kind, y, row0, mask); break;               \
+    case 2: tile(w, x, group, NG, t0, 2, kind, y, row0, mask); break;               \
+    case 3: tile(w, x, group, NG, t0, 3, kind, y, row0, mask); break;               \
+    case 4: tile(w, x, group, NG, t0, 4, kind, y, row0, mask); break;               \
+    case 5: tile(w, x, group, NG, t0, 5, kind, y, row0, mask); break;               \
+    default: tile(w, x, group, NG, t0, 6, kind, y, row0, mask); break;              \
+    }
+#define TILE_KINDS(NG)                                   \
+    switch (w->type) {                                   \
+    case PT_TYPE_Q4_0: TILE_CASES(NG, K_Q4_0) break;     \
+    case PT_TYPE_Q4_1: TILE_CASES(NG, K_Q4_1) break;     \
+    default: TILE_CASES(NG, K_Q8_0) break;               \
     }
 
-static TGT void tile_any(const pt_qweights *w, const pt_qact *x, const uint8_t *group, int64_t t0,
-                         int T, float *y, int64_t row0, int lo, int hi) {
-    const __mmask16 mask = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1)); /* rows lo..hi-1 */
-    switch (w->type) {
-    case PT_TYPE_Q4_0: TILE_CASES(K_Q4_0) break;
-    case PT_TYPE_Q4_1: TILE_CASES(K_Q4_1) break;
-    default: TILE_CASES(K_Q8_0) break;
-    }
+static TGT void tile_any(const pt_qweights *w, const pt_qact *x, const uint8_t *const *group, int NG,
+                         int64_t t0, int T, float *y, const int64_t *row0, const __mmask16 *mask) {
+    if (NG == 2) TILE_KINDS(2)
+    else TILE_KINDS(1)
 }
 
 #define L2_BLOCK (384 * 1024) /* bytes of packed weights per row block */
@@ -194,9 +209,30 @@ static inline __mmask16 rows_mask(int64_t row0, int64_t r0, int64_t r1) {
     return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
+/* Prefill: pt_qmm_walk's cache blocking (see qmatmul_impl.h), on pairs of
+ * groups (a single group for an odd one out at a block's end). */
+static TGT void gemm(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1) {
+    const int64_t g0 = r0 / 16, g1 = (r1 + 15) / 16;
+    int64_t gb = (int64_t)(L2_BLOCK / w->group_bytes) & ~(int64_t)1;
+    if (gb < 2 || x->n_tok <= TMAX) gb = g1 - g0;
+    for (int64_t gs = g0; gs < g1; gs += gb) {
+        const int64_t ge = gs + gb < g1 ? gs + gb : g1;
+        for (int64_t t0 = 0; t0 < x->n_tok; t0 += TMAX) {
+            const int T = x->n_tok - t0 < TMAX ? (int)(x->n_tok - t0) : TMAX;
+            for (int64_t g = gs; g < ge; g += 2) {
+                const int NG = g + 1 < ge ? 2 : 1;
+                const uint8_t *group[2] = {pt_qw_group(w, g), pt_qw_group(w, g + NG - 1)};
+                const int64_t row0[2] = {g * 16, (g + NG - 1) * 16};
+                const __mmask16 mask[2] = {rows_mask(row0[0], r0, r1), rows_mask(row0[1], r0, r1)};
+                tile_any(w, x, group, NG, t0, T, y, row0, mask);
+            }
+        }
+    }
+}
+
 TGT void pt_qmm_avx512(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1) {
     if (x->n_tok != 1) {
-        pt_qmm_walk(w, x, y, r0, r1, TMAX, L2_BLOCK, tile_any);
+        gemm(w, x, y, r0, r1);
         return;
     }
     /* decode: two groups per pass, two independent weight streams */
