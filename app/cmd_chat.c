@@ -141,7 +141,7 @@ static int run_turn(chat_state *c) {
 static bool open_model(chat_state *c, const char *path) {
     pt_error err = {0};
     pt_session_close(&c->sess);
-    if (pt_session_open(&c->sess, path, &c->cparams, &err) != PT_OK) {
+    if (pt_session_open(&c->sess, path, &c->cparams, NULL, NULL, &err) != PT_OK) {
         app_error("cannot open %s: %s", path, err.msg);
         return false;
     }

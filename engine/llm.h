@@ -47,6 +47,10 @@ pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err);
 /* The same with the kernel variant cpu->variant (tests, benchmarks);
  * PT_CPU_REF keeps every matrix on pt_matmul_ref. */
 pt_status pt_llm_load_cpu(const pt_gguf *g, const pt_cpu *cpu, pt_llm **out, pt_error *err);
+/* Both of the above (cpu NULL: detected), reporting the repacking's
+ * progress to fn (NULL: none) as pt_model_load_progress documents. */
+pt_status pt_llm_load_with(const pt_gguf *g, const pt_cpu *cpu, pt_load_progress_fn fn, void *user,
+                           pt_llm **out, pt_error *err);
 void pt_llm_free(pt_llm *m);
 const pt_llm_hparams *pt_llm_get_hparams(const pt_llm *m);
 

@@ -32,6 +32,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,14 +343,25 @@ typedef struct pack_job {
     const pt_cpu *cpu;
     const pt_gguf *g;
     pack_item *items;
+    /* progress: source bytes of the matrices packed so far, of total;
+     * only thread 0 (the loading thread) calls fn */
+    _Atomic uint64_t done;
+    uint64_t total;
+    pt_load_progress_fn fn;
+    void *user;
 } pack_job;
+
+/* Source bytes of a matrix (what packing it reads from the file). */
+static uint64_t weight_bytes(const pt_llm_weight *w) {
+    return (uint64_t)pt_type_row_bytes(w->type, w->cols) * (uint64_t)w->rows;
+}
 
 /* Repack one matrix when its type has a fast path (else it stays on the
  * reference path), then drop its source pages. Tasks touch only their own
  * item and weight. */
 static void pack_task(void *ctx, int task, int n_tasks, int thread) {
-    (void)n_tasks, (void)thread;
-    const pack_job *j = ctx;
+    (void)n_tasks;
+    pack_job *j = ctx;
     pack_item *it = &j->items[task];
     pt_llm_weight *w = it->w;
     if (!pt_qweights_supported(w->type, w->rows, w->cols, j->cpu)) return;
@@ -359,6 +371,8 @@ static void pack_task(void *ctx, int task, int n_tasks, int thread) {
         return;
     }
     it->dropped = drop_pages(j->g, w->data, pt_type_row_bytes(w->type, w->cols) * (size_t)w->rows);
+    const uint64_t done = atomic_fetch_add(&j->done, weight_bytes(w)) + weight_bytes(w);
+    if (thread == 0 && j->fn) j->fn(j->user, done, j->total);
 }
 
 /* Repacking runs on a short-lived pool of one thread per online CPU (at
@@ -367,7 +381,7 @@ static void pack_task(void *ctx, int task, int n_tasks, int thread) {
  * pages of the matrix in hand. */
 #define PACK_MAX_THREADS 8
 
-static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_error *err) {
+static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_load_progress_fn fn, void *user, pt_error *err) {
     const double t0 = now_s();
     m->pack.variant = pt_cpu_variant_name(m->cpu.variant);
     static const char *const names[7] = {"attn_q.weight", "attn_k.weight", "attn_v.weight",
@@ -385,7 +399,11 @@ static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_error *err) {
 
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     const int n_threads = cpus < 1 ? 1 : cpus > PACK_MAX_THREADS ? PACK_MAX_THREADS : (int)cpus;
-    pack_job job = {&m->cpu, g, items};
+    pack_job job = {&m->cpu, g, items, 0, 0, fn, user};
+    for (int i = 0; i < n; i++)
+        if (pt_qweights_supported(items[i].w->type, items[i].w->rows, items[i].w->cols, &m->cpu))
+            job.total += weight_bytes(items[i].w);
+    if (fn) fn(user, 0, job.total);
     pt_pool *pool = NULL;
     if (m->cpu.variant == PT_CPU_REF || n_threads == 1 || pt_pool_new(n_threads, &pool, NULL) != PT_OK) {
         for (int i = 0; i < n; i++) pack_task(&job, i, n, 0); /* no pool: one by one */
@@ -395,6 +413,7 @@ static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_error *err) {
         pt_pool_free(pool);
     }
     if (m->hp.tied_output) m->tok_embd.packed = m->output.packed; /* shared, owned by output */
+    if (fn) fn(user, job.total, job.total);
 
     pt_status st = PT_OK;
     for (int i = 0; i < n; i++) {
@@ -421,17 +440,24 @@ static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_error *err) {
 }
 
 pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err) {
-    *out = NULL;
-    pt_cpu cpu;
-    if (pt_cpu_detect(&cpu) != 0)
-        return pt_fail(err, PT_ERR_UNSUPPORTED,
-                       "PETREL_CPU='%s' names an unknown kernel variant or one this CPU cannot run",
-                       getenv("PETREL_CPU") ? getenv("PETREL_CPU") : "");
-    return pt_llm_load_cpu(g, &cpu, out, err);
+    return pt_llm_load_with(g, NULL, NULL, NULL, out, err);
 }
 
 pt_status pt_llm_load_cpu(const pt_gguf *g, const pt_cpu *cpu, pt_llm **out, pt_error *err) {
+    return pt_llm_load_with(g, cpu, NULL, NULL, out, err);
+}
+
+pt_status pt_llm_load_with(const pt_gguf *g, const pt_cpu *cpu, pt_load_progress_fn fn, void *user,
+                           pt_llm **out, pt_error *err) {
     *out = NULL;
+    pt_cpu detected;
+    if (!cpu) {
+        if (pt_cpu_detect(&detected) != 0)
+            return pt_fail(err, PT_ERR_UNSUPPORTED,
+                           "PETREL_CPU='%s' names an unknown kernel variant or one this CPU cannot run",
+                           getenv("PETREL_CPU") ? getenv("PETREL_CPU") : "");
+        cpu = &detected;
+    }
     pt_llm *m = calloc(1, sizeof *m);
     if (!m) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the model");
     m->cpu = *cpu;
@@ -458,7 +484,7 @@ pt_status pt_llm_load_cpu(const pt_gguf *g, const pt_cpu *cpu, pt_llm **out, pt_
     }
     for (int il = 0; il < hp->n_layer; il++)
         if ((st = load_layer(&f, hp, il, &m->layers[il]))) goto fail;
-    if ((st = pack_all(m, g, err))) goto fail;
+    if ((st = pack_all(m, g, fn, user, err))) goto fail;
     *out = m;
     return PT_OK;
 fail:

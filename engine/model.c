@@ -30,12 +30,17 @@ static char *dup_gguf_str(pt_gguf_str s) {
 }
 
 pt_status pt_model_load(const char *path, pt_model **out, pt_error *err) {
+    return pt_model_load_progress(path, NULL, NULL, out, err);
+}
+
+pt_status pt_model_load_progress(const char *path, pt_load_progress_fn fn, void *user, pt_model **out,
+                                 pt_error *err) {
     *out = NULL;
     if (!path || !*path) return pt_fail(err, PT_ERR_ARG, "no model path given");
     pt_model *m = calloc(1, sizeof *m);
     if (!m) return pt_fail(err, PT_ERR_NOMEM, "out of memory loading %s", path);
     pt_status st = pt_gguf_open(path, &m->gguf, err);
-    if (st == PT_OK) st = pt_llm_load(m->gguf, &m->llm, err);
+    if (st == PT_OK) st = pt_llm_load_with(m->gguf, NULL, fn, user, &m->llm, err);
     if (st == PT_OK) st = pt_tokenizer_load(m->gguf, &m->tok, err);
     if (st == PT_OK && pt_tokenizer_n_vocab(m->tok) != pt_llm_get_hparams(m->llm)->n_vocab)
         st = pt_fail(err, PT_ERR_FORMAT, "tokenizer has %d tokens but the model's vocabulary is %d",

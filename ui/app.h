@@ -46,6 +46,7 @@ typedef struct pt_app {
     char model_path[4096];      /* the model open (or being opened) */
     pt_model_card card;
     double load_t0;
+    uint64_t load_done, load_total; /* weight bytes ready, of total (0: not known yet) */
 
     /* turn */
     bool generating;

@@ -85,6 +85,13 @@ static void rule(int y, int x, int n, attr_t attr) {
     for (int i = 0; i < n; i++) put_str(y, x + i, h, attr, 1);
 }
 
+/* Share of the model's weights prepared so far, in percent; -1 before
+ * the first progress report or when there is nothing to prepare. */
+static int load_percent(const pt_app *a) {
+    if (a->load_total == 0) return -1;
+    return (int)(100.0 * (double)a->load_done / (double)a->load_total);
+}
+
 static const char *spinner(void) {
     static const char *const braille[] = {"\u280b", "\u2819", "\u2839", "\u2838", "\u283c",
                                           "\u2834", "\u2826", "\u2827", "\u2807", "\u280f"};
@@ -147,7 +154,9 @@ static void draw_title(pt_app *a, int y, int W) {
     }
     if (!pt_text_utf8()) for (char *p = info; (p = strstr(p, "\u00b7")); ) { p[0] = ' '; p[1] = '|'; }
     double now = pt_ui_now();
-    if (a->loading) snprintf(right, sizeof right, "%s loading %.1fs ", spinner(), now - a->load_t0);
+    if (a->loading && load_percent(a) >= 0)
+        snprintf(right, sizeof right, "%s loading %d%% %.1fs ", spinner(), load_percent(a), now - a->load_t0);
+    else if (a->loading) snprintf(right, sizeof right, "%s loading %.1fs ", spinner(), now - a->load_t0);
     else if (a->generating) snprintf(right, sizeof right, "%s %s ", spinner(), a->st.prefilling ? "prefill" : "decode");
     else if (a->demo) snprintf(right, sizeof right, "demo ");
     else snprintf(right, sizeof right, "idle ");
@@ -330,7 +339,15 @@ static void draw_status(pt_app *a, int y, int W) {
         }
         if (a->stop_requested) snprintf(msg, sizeof msg, "%s stopping...", spinner());
     } else if (a->loading) {
-        snprintf(msg, sizeof msg, "%s loading model... %.1fs", spinner(), now - a->load_t0);
+        if (load_percent(a) >= 0) {
+            char done[24], total[24];
+            pt_fmt_bytes(a->load_done, done, sizeof done);
+            pt_fmt_bytes(a->load_total, total, sizeof total);
+            snprintf(msg, sizeof msg, "%s loading model... %d%%, %s of %s weights ready, %.1fs", spinner(),
+                     load_percent(a), done, total, now - a->load_t0);
+        } else {
+            snprintf(msg, sizeof msg, "%s loading model... %.1fs", spinner(), now - a->load_t0);
+        }
     } else {
         snprintf(msg, sizeof msg, "%s", a->status);
         err = a->status_err;

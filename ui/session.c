@@ -31,9 +31,9 @@ void pt_session_close(pt_session *s) {
 }
 
 pt_status pt_session_open(pt_session *s, const char *path, const pt_context_params *params,
-                          pt_error *err) {
+                          pt_load_progress_fn progress, void *user, pt_error *err) {
     memset(s, 0, sizeof *s);
-    pt_status st = pt_model_load(path, &s->model, err);
+    pt_status st = pt_model_load_progress(path, progress, user, &s->model, err);
     if (st != PT_OK) { s->model = NULL; return st; }
     pt_context_params cp = params ? *params : pt_context_default_params();
     st = pt_context_new(s->model, &cp, &s->ctx, err);

@@ -56,9 +56,10 @@ typedef struct pt_turn_result {
     char *reply;             /* malloc'd reply text (possibly partial) */
 } pt_turn_result;
 
-/* cp: context parameters (NULL = pt_context_default_params()). */
+/* cp: context parameters (NULL = pt_context_default_params()); progress
+ * (NULL: none) as pt_model_load_progress. */
 pt_status pt_session_open(pt_session *s, const char *path, const pt_context_params *cp,
-                          pt_error *err);
+                          pt_load_progress_fn progress, void *user, pt_error *err);
 void pt_session_close(pt_session *s);
 bool pt_session_is_open(const pt_session *s);
 /* Forget the conversation in the KV cache. */

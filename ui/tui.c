@@ -63,6 +63,7 @@ static void load_model(pt_app *a, const char *path) {
     a->loading = true;
     a->loaded = false;
     a->load_t0 = pt_ui_now();
+    a->load_done = a->load_total = 0;
     a->st.have_mem = false;
     pt_worker_load(&a->worker, path);
     a->dirty = true;
@@ -365,6 +366,13 @@ static void on_event(pt_app *a, pt_ui_event *ev) {
             a->st.have_mem = false;
             note(a, true, "cannot open %s: %s", ev->path, ev->msg);
             pt_app_status(a, true, "model not loaded: F2 picks another");
+        }
+        break;
+    case PT_EV_LOAD_PROGRESS:
+        if (a->loading && ev->path && strcmp(ev->path, a->model_path) == 0) {
+            a->load_done = ev->load_done;
+            a->load_total = ev->load_total;
+            a->dirty = true;
         }
         break;
     case PT_EV_PROBED: {

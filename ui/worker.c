@@ -71,6 +71,22 @@ static void attach_mem(pt_worker *w, pt_ui_event *ev) {
     w->last_mem_t = pt_ui_now();
 }
 
+/* Progress of a load, posted at most 10 times a second (and at the end). */
+typedef struct load_ctx { pt_worker *w; const char *path; double last_t; } load_ctx;
+
+static void on_load_progress(void *user, uint64_t done, uint64_t total) {
+    load_ctx *lc = user;
+    const double now = pt_ui_now();
+    if (done < total && now - lc->last_t < 0.1) return;
+    lc->last_t = now;
+    pt_ui_event *ev = ev_new(PT_EV_LOAD_PROGRESS);
+    if (!ev) return;
+    ev->path = strdup(lc->path);
+    ev->load_done = done;
+    ev->load_total = total;
+    post(lc->w, ev);
+}
+
 static void do_load(pt_worker *w, const char *path) {
     pt_ui_event *ev = ev_new(PT_EV_LOADED);
     if (!ev) return;
@@ -81,7 +97,8 @@ static void do_load(pt_worker *w, const char *path) {
     pt_context_params cp = pt_context_default_params();
     if (w->n_ctx > 0) cp.n_ctx = w->n_ctx;
     if (w->n_threads > 0) cp.n_threads = w->n_threads;
-    ev->status = pt_session_open(&w->sess, path, &cp, &err);
+    load_ctx lc = {w, path, 0};
+    ev->status = pt_session_open(&w->sess, path, &cp, on_load_progress, &lc, &err);
     if (ev->status == PT_OK) {
         pt_model_card_from_info(&ev->card, &w->sess.info);
         ev->card.n_ctx = pt_context_n_ctx(w->sess.ctx);

@@ -29,6 +29,7 @@ typedef enum pt_ev_kind {
     PT_EV_TEXT,         /* a chunk of the reply, with live numbers */
     PT_EV_TURN_DONE,    /* the turn ended (result, or status != OK) */
     PT_EV_MEM,          /* memory numbers */
+    PT_EV_LOAD_PROGRESS, /* path: load_done of load_total weight bytes ready */
 } pt_ev_kind;
 
 /* Model metadata copied out of the engine (the model may be gone). */
@@ -53,6 +54,7 @@ typedef struct pt_ui_event {
     pt_model_card card;            /* LOADED, PROBED */
     bool has_mem;
     pt_memory_stats mem;
+    uint64_t load_done, load_total; /* LOAD_PROGRESS */
     double t;                      /* pt_ui_now() when posted */
 } pt_ui_event;
 

@@ -52,6 +52,17 @@ typedef struct pt_model pt_model;
 
 /* Open a GGUF file (mmap'd, zero copy) and build the model and tokenizer. */
 pt_status pt_model_load(const char *path, pt_model **out, pt_error *err);
+
+/* Loading progress: `done` of `total` bytes of weights prepared (repacked
+ * for the CPU's kernels, which reads them from the file: the slow part of
+ * a load). Called on the loading thread, with done never decreasing, and
+ * a last time with done == total once the weights are ready (total may be
+ * 0: nothing to repack, e.g. PETREL_CPU=ref). */
+typedef void (*pt_load_progress_fn)(void *user, uint64_t done, uint64_t total);
+
+/* pt_model_load, reporting progress to fn (NULL: none). */
+pt_status pt_model_load_progress(const char *path, pt_load_progress_fn fn, void *user, pt_model **out,
+                                 pt_error *err);
 void pt_model_free(pt_model *model);
 
 typedef struct pt_model_info {
