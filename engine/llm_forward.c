@@ -26,11 +26,14 @@
  * attention.h over the KV cache (kv_cache.h).
  *
  * Threads. Every step runs on the state's pool:
- *   - products: rows split into one share per thread for one token
- *     (bandwidth-bound), into 4 per thread for a batch (compute-bound, so
- *     the pool can balance); the matrices that read one input (Q, K, V;
- *     gate, up) go in one pool run, each task taking its share of each,
- *     and gate/up's task applies silu(gate) * up to its own rows;
+ *   - products: rows split into one even share per thread for one token
+ *     (bandwidth-bound), into one share per thread sized by the thread's
+ *     measured speed for a batch (compute-bound: a weighted pool run, see
+ *     threadpool.h, so big cores do not wait for little ones); shares are
+ *     whole row groups of a packed matrix, ROW_ALIGN rows otherwise. The
+ *     matrices that read one input (Q, K, V; gate, up) go in one pool run,
+ *     each task taking its share of each, and gate/up's task applies
+ *     silu(gate) * up to its own rows;
  *   - attention: tasks of (KV head, tile of 16 tokens, part of the KV
  *     head's query heads), the costliest (latest) tiles first;
  *   - per-token steps (residual add + rmsnorm + quantization, bias / norm
@@ -181,6 +184,7 @@ static void run_tokens(pt_llm_state *s, pt_pool_fn fn, void *job, int n) {
 /* Up to three products reading one input, in one pool run. Packed
  * matrices read qa (the input quantized), the others the float x. */
 typedef struct mm_job {
+    pt_pool *weighted;      /* shares from pt_pool_share when set, else even by task */
     const pt_cpu *cpu;
     int n_w;
     const pt_llm_weight *w[3];
@@ -191,52 +195,56 @@ typedef struct mm_job {
     bool silu;              /* w[0], w[1] = gate, up: y[0] = silu(y[0]) * y[1] */
 } mm_job;
 
-/* Rows [r0, r1) of w for task `task` of n_tasks: whole tiles of a packed
- * matrix, multiples of ROW_ALIGN rows otherwise. Two matrices of the same
- * rows and the same kind (both packed, both not) split alike. */
-static void split_rows(const pt_llm_weight *w, int task, int n_tasks, int64_t *r0, int64_t *r1) {
-    if (w->packed) {
-        pt_qweights_split(w->packed, task, n_tasks, r0, r1);
-        return;
-    }
-    const int64_t units = (w->rows + ROW_ALIGN - 1) / ROW_ALIGN;
+/* Rows [r0, r1) of w for this task: a range of units (whole row groups of
+ * a packed matrix, ROW_ALIGN rows otherwise), the thread's weighted share
+ * or task `task`'s even share of n_tasks. Two matrices of the same rows
+ * and the same kind (both packed, both not) split alike: the share is a
+ * function of the unit count only. Every row is computed by exactly one
+ * task with the same kernel, so no result depends on the split. */
+static void split_rows(const mm_job *j, const pt_llm_weight *w, int task, int n_tasks, int thread,
+                       int64_t *r0, int64_t *r1) {
+    const int64_t align = w->packed ? pt_qweights_row_align(w->packed) : ROW_ALIGN;
+    const int64_t units = (w->rows + align - 1) / align;
     int64_t u0, u1;
-    split_even(units, task, n_tasks, &u0, &u1);
-    *r0 = u0 * ROW_ALIGN < w->rows ? u0 * ROW_ALIGN : w->rows;
-    *r1 = u1 * ROW_ALIGN < w->rows ? u1 * ROW_ALIGN : w->rows;
+    if (j->weighted)
+        pt_pool_share(j->weighted, thread, units, &u0, &u1);
+    else
+        split_even(units, task, n_tasks, &u0, &u1);
+    *r0 = u0 * align < w->rows ? u0 * align : w->rows;
+    *r1 = u1 * align < w->rows ? u1 * align : w->rows;
 }
 
 static void mm_task(void *ctx, int task, int n_tasks, int thread) {
-    (void)thread;
     const mm_job *j = ctx;
+    int64_t r0[3], r1[3]; /* split once per matrix: pt_pool_share counts units */
     for (int i = 0; i < j->n_w; i++) {
         const pt_llm_weight *w = j->w[i];
-        int64_t r0, r1;
-        split_rows(w, task, n_tasks, &r0, &r1);
-        if (r0 >= r1) continue;
+        split_rows(j, w, task, n_tasks, thread, &r0[i], &r1[i]);
+        if (r0[i] >= r1[i]) continue;
         if (w->packed)
-            pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1);
+            pt_qmatmul(w->packed, j->qa, j->y[i], r0[i], r1[i]);
         else
-            pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
+            pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0[i], r1[i]);
     }
-    if (j->silu) { /* gate and up split alike: this task owns rows [r0, r1) of both */
-        const int64_t F = j->w[0]->rows;
-        int64_t r0, r1;
-        split_rows(j->w[0], task, n_tasks, &r0, &r1);
-        for (int t = 0; t < j->n && r0 < r1; t++)
-            pt_silu_mul_simd(j->cpu, j->y[0] + t * F + r0, j->y[0] + t * F + r0, j->y[1] + t * F + r0,
-                             (int)(r1 - r0));
+    if (j->silu) { /* gate and up split alike: this task owns rows [g0, g1) of both */
+        const int64_t F = j->w[0]->rows, g0 = r0[0], g1 = r1[0];
+        for (int t = 0; t < j->n && g0 < g1; t++)
+            pt_silu_mul_simd(j->cpu, j->y[0] + t * F + g0, j->y[0] + t * F + g0, j->y[1] + t * F + g0,
+                             (int)(g1 - g0));
     }
 }
 
 /* y_i = W_i x for the n_w matrices of one input x ([n][cols]); when any is
  * packed, the caller has quantized x into s->qa. */
 static void matmul_run(pt_llm_state *s, mm_job *j) {
-    const int tasks = j->n == 1 ? s->n_threads : 4 * s->n_threads;
-    if (s->n_threads == 1)
+    if (s->n_threads == 1) {
         mm_task(j, 0, 1, 0);
-    else
-        pt_pool_run(s->pool, mm_task, j, tasks);
+    } else if (j->n == 1) {
+        pt_pool_run(s->pool, mm_task, j, s->n_threads);
+    } else {
+        j->weighted = s->pool;
+        pt_pool_run_weighted(s->pool, mm_task, j);
+    }
 }
 
 static bool any_packed(const pt_llm_weight *a, const pt_llm_weight *b, const pt_llm_weight *c) {
@@ -397,13 +405,13 @@ static void attention(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
 static void attention_block(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
     const pt_llm_hparams *hp = &m->hp;
     const pt_llm_layer *L = &m->layers[il];
-    mm_job qkv = {&m->cpu, 3, {&L->wq, &L->wk, &L->wv}, {s->q, s->k, s->v}, s->xn, &s->qa, n, false};
+    mm_job qkv = {NULL, &m->cpu, 3, {&L->wq, &L->wk, &L->wv}, {s->q, s->k, s->v}, s->xn, &s->qa, n, false};
     matmul_run(s, &qkv);
     qkv_job post = {m, s, il, p0, n};
     run_tokens(s, qkv_task, &post, n);
     attention(m, s, il, p0, n);
     if (L->wo.packed) quantize_input(m, s, s->att, n, (int64_t)hp->n_head * hp->head_dim);
-    mm_job wo = {&m->cpu, 1, {&L->wo}, {s->xn}, s->att, &s->qa, n, false};
+    mm_job wo = {NULL, &m->cpu, 1, {&L->wo}, {s->xn}, s->att, &s->qa, n, false};
     matmul_run(s, &wo);
 }
 
@@ -414,11 +422,11 @@ static void feed_forward(const pt_llm *m, pt_llm_state *s, int il, int n) {
     const int F = m->hp.n_ff;
     /* silu inside the product's tasks when gate and up split alike */
     const bool fuse = (L->w_gate.packed != NULL) == (L->w_up.packed != NULL);
-    mm_job gu = {&m->cpu, 2, {&L->w_gate, &L->w_up}, {s->gate, s->up}, s->xn, &s->qa, n, fuse};
+    mm_job gu = {NULL, &m->cpu, 2, {&L->w_gate, &L->w_up}, {s->gate, s->up}, s->xn, &s->qa, n, fuse};
     matmul_run(s, &gu);
     if (!fuse) pt_silu_mul_simd(&m->cpu, s->gate, s->gate, s->up, n * F);
     if (L->w_down.packed) quantize_input(m, s, s->gate, n, F);
-    mm_job down = {&m->cpu, 1, {&L->w_down}, {s->xn}, s->gate, &s->qa, n, false};
+    mm_job down = {NULL, &m->cpu, 1, {&L->w_down}, {s->xn}, s->gate, &s->qa, n, false};
     matmul_run(s, &down);
 }
 
@@ -468,7 +476,7 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
     }
     if (m->output.packed) quantize_input(m, s, s->xn, rows, E);
     float *y = all_logits ? all_logits : last_logits;
-    mm_job out = {&m->cpu, 1, {&m->output}, {y}, s->xn, &s->qa, rows, false};
+    mm_job out = {NULL, &m->cpu, 1, {&m->output}, {y}, s->xn, &s->qa, rows, false};
     matmul_run(s, &out);
     if (all_logits && last_logits)
         memcpy(last_logits, all_logits + (size_t)(n - 1) * hp->n_vocab, (size_t)hp->n_vocab * sizeof(float));

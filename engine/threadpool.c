@@ -31,14 +31,32 @@
  * driver sees the sleeper and broadcasts under the mutex, which it can
  * only take once the worker is inside pthread_cond_wait. The barrier uses
  * the same scheme with its own counter and condition variable.
+ *
+ * Weighted runs. The weights live in `cum` (their prefix sums), the
+ * learnt speeds in `speed`, and each thread's measurement of the current
+ * run in its own `slots` entry. Who touches what, and when:
+ *   - `speed` and `cum` are written only by the driving thread between
+ *     runs (pt_pool_set_speed / note_speed, or after wait_done of a
+ *     weighted run); tasks read `cum` during a run. The driver's writes
+ *     precede the publishing store of the job word, which workers load
+ *     with acquire before they run a task, so one snapshot of `cum` serves
+ *     the whole run;
+ *   - slots[i] is written only by thread i during a run (pt_pool_share,
+ *     timed_task), and by the driver before it publishes the run (reset);
+ *     the driver reads it after wait_done, whose acquire loads of `done`
+ *     pair with each task's release increment after its last write.
+ * So no location is written by two threads without such an order (what
+ * ThreadSanitizer checks).
  */
 #include "threadpool.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "status.h"
@@ -52,6 +70,13 @@ static inline uint32_t job_next(uint64_t j) { return (uint32_t)(j & JOB_FIELD_MA
 static inline uint32_t job_n(uint64_t j) { return (uint32_t)((j >> JOB_N_SHIFT) & JOB_FIELD_MASK); }
 static inline uint32_t job_gen(uint64_t j) { return (uint32_t)(j >> JOB_GEN_SHIFT); }
 static inline bool job_each(uint64_t j) { return (j & JOB_EACH_BIT) != 0; }
+
+/* One thread's measurement of the current weighted run; a cache line of
+ * its own, as each thread writes its entry while the others run. */
+typedef struct pt_slot {
+    _Alignas(64) int64_t units; /* handed out by pt_pool_share */
+    int64_t busy_ns;            /* CPU time of the task, 0 if unknown */
+} pt_slot;
 
 typedef struct pt_worker {
     pt_pool *pool;
@@ -83,6 +108,13 @@ struct pt_pool {
     _Atomic int bar_sleepers; /* threads blocked on `bar_wake` */
 
     pt_worker *workers; /* n_threads - 1 */
+
+    /* weighted runs: see the comment at the top */
+    pt_pool_fn wfn;     /* the caller's task, run by timed_task */
+    void *wctx;
+    double *speed;      /* [n_threads] learnt relative speeds, sum 1 */
+    double *cum;        /* [n_threads + 1] cum[i] = w_0 + .. + w_{i-1}, cum[n] = 1 */
+    pt_slot *slots;     /* [n_threads] */
 };
 
 static inline void cpu_relax(void) {
@@ -258,6 +290,117 @@ void pt_pool_barrier(pt_pool *p) {
     pthread_mutex_unlock(&p->lock);
 }
 
+/* The weights from the speeds: each at least PT_POOL_MIN_SHARE / n, the
+ * others proportional to their speeds in what is left. Raising some to the
+ * floor scales the rest down, which may take another below it, so repeat
+ * until no new one falls under (at most n rounds). The fastest thread has
+ * speed >= 1/n > floor, so some thread always stays above the floor. */
+static void update_weights(pt_pool *p) {
+    const int n = p->n_threads;
+    const double floor_w = PT_POOL_MIN_SHARE / n;
+    bool low[PT_POOL_MAX_THREADS] = {false};
+    double w[PT_POOL_MAX_THREADS];
+    int n_low = 0;
+    for (bool changed = true; changed;) {
+        changed = false;
+        double free_speed = 0;
+        for (int i = 0; i < n; i++)
+            if (!low[i]) free_speed += p->speed[i];
+        const double scale = (1.0 - n_low * floor_w) / free_speed;
+        for (int i = 0; i < n; i++) {
+            if (low[i]) continue;
+            w[i] = p->speed[i] * scale;
+            if (w[i] < floor_w) {
+                low[i] = true;
+                w[i] = floor_w;
+                n_low++;
+                changed = true;
+            }
+        }
+    }
+    /* prefix sums of non-negative terms never decrease; the last is set to
+     * exactly 1 (not the rounded sum) so the shares end at n_units */
+    p->cum[0] = 0;
+    for (int i = 1; i < n; i++) p->cum[i] = fmin(p->cum[i - 1] + w[i - 1], 1.0);
+    p->cum[n] = 1.0;
+}
+
+static bool all_positive(const double *v, int n) {
+    for (int i = 0; i < n; i++)
+        if (!(v[i] > 0) || !isfinite(v[i])) return false;
+    return true;
+}
+
+void pt_pool_set_speed(pt_pool *p, const double *speed) {
+    const int n = p->n_threads;
+    const bool ok = speed && all_positive(speed, n);
+    double total = 0;
+    for (int i = 0; ok && i < n; i++) total += speed[i];
+    for (int i = 0; i < n; i++) p->speed[i] = ok ? speed[i] / total : 1.0 / n;
+    update_weights(p);
+}
+
+void pt_pool_note_speed(pt_pool *p, const double *units_per_s) {
+    const int n = p->n_threads;
+    if (!all_positive(units_per_s, n)) return;
+    double total = 0;
+    for (int i = 0; i < n; i++) total += units_per_s[i];
+    /* relative speeds of this measurement, so runs of costlier or cheaper
+     * units weigh alike; the average of values summing to 1 sums to 1 */
+    for (int i = 0; i < n; i++)
+        p->speed[i] += PT_POOL_SPEED_ALPHA * (units_per_s[i] / total - p->speed[i]);
+    update_weights(p);
+}
+
+void pt_pool_weights(const pt_pool *p, double *w) {
+    for (int i = 0; i < p->n_threads; i++) w[i] = p->cum[i + 1] - p->cum[i];
+}
+
+/* Share boundaries are round(n_units * cum[i]): rounding is monotone and
+ * exact at cum = 0 and 1 (n_units <= 2^53 is a double exactly), so the
+ * shares tile [0, n_units), each within one unit of n_units * w_i; every
+ * thread gets the same boundaries from the same cum. */
+void pt_pool_share(pt_pool *p, int thread, int64_t n_units, int64_t *u0, int64_t *u1) {
+    *u0 = llround((double)n_units * p->cum[thread]);
+    *u1 = llround((double)n_units * p->cum[thread + 1]);
+    p->slots[thread].units += *u1 - *u0;
+}
+
+static int64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The task of a weighted run: the caller's, timed on this thread's CPU
+ * clock into the thread's own slot. */
+static void timed_task(void *ctx, int task, int n_tasks, int thread) {
+    pt_pool *p = ctx;
+    const int64_t t0 = thread_cpu_ns();
+    p->wfn(p->wctx, task, n_tasks, thread);
+    const int64_t t1 = thread_cpu_ns();
+    p->slots[thread].busy_ns = t0 >= 0 && t1 > t0 ? t1 - t0 : 0;
+}
+
+void pt_pool_run_weighted(pt_pool *p, pt_pool_fn fn, void *ctx) {
+    const int n = p->n_threads;
+    if (n == 1) {
+        fn(ctx, 0, 1, 0);
+        return;
+    }
+    for (int i = 0; i < n; i++) p->slots[i] = (pt_slot){0, 0};
+    p->wfn = fn;
+    p->wctx = ctx;
+    pt_pool_run_each(p, timed_task, p);
+    /* every task is done (run_each waited): the slots are final */
+    double rate[PT_POOL_MAX_THREADS];
+    for (int i = 0; i < n; i++) {
+        const pt_slot *sl = &p->slots[i];
+        rate[i] = sl->busy_ns > 0 ? (double)sl->units * 1e9 / (double)sl->busy_ns : 0;
+    }
+    pt_pool_note_speed(p, rate); /* no-op unless every thread measured */
+}
+
 int pt_pool_threads(const pt_pool *p) { return p->n_threads; }
 
 void pt_pool_set_spin_us(pt_pool *p, int spin_us) {
@@ -292,13 +435,16 @@ pt_status pt_pool_new(int n_threads, pt_pool **out, pt_error *err) {
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->bar_wake, NULL);
-    if (n_threads > 1) {
-        p->workers = calloc((size_t)n_threads - 1, sizeof *p->workers);
-        if (!p->workers) {
-            pt_pool_free(p);
-            return pt_fail(err, PT_ERR_NOMEM, "out of memory for the thread pool");
-        }
+    p->speed = malloc((size_t)n_threads * sizeof *p->speed);
+    p->cum = malloc(((size_t)n_threads + 1) * sizeof *p->cum);
+    p->slots = aligned_alloc(_Alignof(pt_slot), (size_t)n_threads * sizeof *p->slots);
+    if (n_threads > 1) p->workers = calloc((size_t)n_threads - 1, sizeof *p->workers);
+    if (!p->speed || !p->cum || !p->slots || (n_threads > 1 && !p->workers)) {
+        pt_pool_free(p);
+        return pt_fail(err, PT_ERR_NOMEM, "out of memory for the thread pool");
     }
+    memset(p->slots, 0, (size_t)n_threads * sizeof *p->slots);
+    pt_pool_set_speed(p, NULL); /* equal shares until measured */
     for (int i = 0; i < n_threads - 1; i++) {
         pt_worker *w = &p->workers[i];
         w->pool = p;
@@ -322,5 +468,8 @@ void pt_pool_free(pt_pool *p) {
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->lock);
     free(p->workers);
+    free(p->speed);
+    free(p->cum);
+    free(p->slots);
     free(p);
 }

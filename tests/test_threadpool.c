@@ -2,8 +2,13 @@
  * test_threadpool.c — engine/threadpool.c: every task runs exactly once per
  * step, results split across threads add up, the barrier orders phases,
  * pools of 1 and of more threads than cores, sleep / wake, destroy while
- * idle, and argument errors.
+ * idle, and argument errors. Weighted runs: the partition of pt_pool_share
+ * (exact tiling, proportional within one unit, the minimum share), the
+ * learning of speeds from injected measurements, and real runs where one
+ * thread is 3x slower per unit (asserting only the order of the learnt
+ * weights, never a time).
  */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -201,6 +206,209 @@ static void test_mixed(int n_threads) {
     pt_pool_free(pool);
 }
 
+/* ---- weighted shares: the partition ----------------------------------- */
+
+/* Shares of n_units over every thread of the pool tile [0, n_units) in
+ * thread order, each within one unit of n_units * weight; returns the
+ * number of violations. */
+static int check_tiling(pt_pool *pool, int64_t n_units) {
+    const int n = pt_pool_threads(pool);
+    double w[64];
+    pt_pool_weights(pool, w);
+    int bad = 0;
+    int64_t next = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t u0, u1, v0, v1;
+        pt_pool_share(pool, i, n_units, &u0, &u1);
+        pt_pool_share(pool, i, n_units, &v0, &v1); /* same answer twice */
+        bad += u0 != next || u1 < u0 || u0 != v0 || u1 != v1;
+        bad += fabs((double)(u1 - u0) - (double)n_units * w[i]) > 1.0 + 1e-12 * (double)n_units;
+        next = u1;
+    }
+    bad += next != n_units;
+    return bad;
+}
+
+static void test_share_partition(void) {
+    pt_pool *pool;
+    pt_error err;
+    const int64_t counts[] = {0, 1, 2, 3, 5, 7, 24, 97, 1000, 1001, 49152, (INT64_C(1) << 40) + 3,
+                              INT64_C(1) << 53};
+    const int n_counts = (int)(sizeof counts / sizeof *counts);
+    const double speeds[][5] = {
+        {1, 1, 1, 1, 1}, {3, 1, 2, 5, 4}, {1, 2.5, 0.7, 1.3, 3}, {1e6, 1, 1, 1, 1}, {0.1, 9, 9, 9, 0.2},
+    };
+    for (int n = 1; n <= 5; n++) {
+        CHECK(pt_pool_new(n, &pool, &err) == PT_OK, "%s", err.msg);
+        for (size_t si = 0; si < sizeof speeds / sizeof *speeds; si++) {
+            pt_pool_set_speed(pool, speeds[si]);
+            double w[5], sum = 0, total = 0, floor_w = PT_POOL_MIN_SHARE / n;
+            pt_pool_weights(pool, w);
+            for (int i = 0; i < n; i++) sum += w[i], total += speeds[si][i];
+            CHECK(fabs(sum - 1) < 1e-9, "%d threads: weights sum to %.12f", n, sum);
+            bool clamped = false;
+            for (int i = 0; i < n; i++) {
+                CHECK(w[i] >= floor_w - 1e-9, "%d threads: weight %g under the floor %g", n, w[i], floor_w);
+                clamped |= speeds[si][i] / total < floor_w;
+            }
+            for (int i = 0; i < n && !clamped; i++) /* no floor reached: weights are the speeds */
+                CHECK(fabs(w[i] - speeds[si][i] / total) < 1e-9, "%d threads: weight %g != %g", n, w[i],
+                      speeds[si][i] / total);
+            for (int c = 0; c < n_counts; c++) {
+                const int bad = check_tiling(pool, counts[c]);
+                CHECK(bad == 0, "%d threads, speeds %zu, %lld units: %d tiling errors", n, si,
+                      (long long)counts[c], bad);
+            }
+        }
+        pt_pool_free(pool);
+    }
+
+    /* the floor by water-filling: two threads below it are raised to 1/16,
+     * the other two share the remaining 7/8 as 1 : 10 */
+    CHECK(pt_pool_new(4, &pool, &err) == PT_OK, "%s", err.msg);
+    pt_pool_set_speed(pool, (const double[]){1, 0.01, 0.02, 10});
+    double w[4];
+    pt_pool_weights(pool, w);
+    const double want[4] = {0.875 / 11, 1.0 / 16, 1.0 / 16, 0.875 * 10 / 11};
+    for (int i = 0; i < 4; i++) CHECK(fabs(w[i] - want[i]) < 1e-9, "floor: w[%d] = %g, want %g", i, w[i], want[i]);
+    int64_t u0, u1;
+    pt_pool_share(pool, 1, 1000, &u0, &u1);
+    CHECK(u1 - u0 >= 1000 / 16 - 1, "floor share %lld of 1000", (long long)(u1 - u0));
+    /* more threads than units: shares of 0 or 1 units, still tiling */
+    CHECK(check_tiling(pool, 3) == 0, "3 units over 4 threads");
+    /* bad speeds reset to equal */
+    pt_pool_set_speed(pool, (const double[]){1, 0, 1, 1});
+    pt_pool_weights(pool, w);
+    for (int i = 0; i < 4; i++) CHECK(fabs(w[i] - 0.25) < 1e-9, "reset: w[%d] = %g", i, w[i]);
+    pt_pool_free(pool);
+}
+
+/* ---- weighted shares: learning from injected speeds --------------------- */
+
+static void test_learning(void) {
+    pt_pool *pool;
+    pt_error err;
+    CHECK(pt_pool_new(2, &pool, &err) == PT_OK, "%s", err.msg);
+    double w[4];
+    pt_pool_weights(pool, w);
+    CHECK(w[0] == 0.5 && w[1] == 0.5, "a new pool starts equal: %g %g", w[0], w[1]);
+    /* one measurement moves the speeds by PT_POOL_SPEED_ALPHA of the way */
+    pt_pool_note_speed(pool, (const double[]){3e6, 1e6});
+    pt_pool_weights(pool, w);
+    CHECK(fabs(w[1] - (0.5 + PT_POOL_SPEED_ALPHA * (0.25 - 0.5))) < 1e-9, "one step: w[1] = %g", w[1]);
+    /* measurements without a speed for every thread teach nothing */
+    const double before = w[1];
+    pt_pool_note_speed(pool, (const double[]){3e6, 0});
+    pt_pool_note_speed(pool, (const double[]){NAN, 1});
+    pt_pool_note_speed(pool, (const double[]){INFINITY, 1});
+    pt_pool_weights(pool, w);
+    CHECK(w[1] == before, "ignored measurements changed w[1]: %g -> %g", before, w[1]);
+    /* thread 1 measured 3x slower, again and again: it ends with 1/4 */
+    for (int i = 0; i < 100; i++) pt_pool_note_speed(pool, (const double[]){3e6, 1e6});
+    pt_pool_weights(pool, w);
+    CHECK(fabs(w[0] - 0.75) < 1e-6 && fabs(w[1] - 0.25) < 1e-6, "learnt %g %g, want 0.75 0.25", w[0], w[1]);
+    int64_t a0, a1, b0, b1;
+    pt_pool_share(pool, 0, 1000, &a0, &a1);
+    pt_pool_share(pool, 1, 1000, &b0, &b1);
+    CHECK(a0 == 0 && a1 == 750 && b0 == 750 && b1 == 1000, "1000 units: [%lld, %lld) [%lld, %lld)",
+          (long long)a0, (long long)a1, (long long)b0, (long long)b1);
+    /* the scale of a measurement does not matter, only the ratio */
+    for (int i = 0; i < 100; i++) pt_pool_note_speed(pool, (const double[]){1e-3, 1e-3});
+    pt_pool_weights(pool, w);
+    CHECK(fabs(w[0] - 0.5) < 1e-6, "back to equal: %g", w[0]);
+    /* a thread far slower stops at the floor */
+    for (int i = 0; i < 100; i++) pt_pool_note_speed(pool, (const double[]){1000, 1});
+    pt_pool_weights(pool, w);
+    CHECK(fabs(w[1] - PT_POOL_MIN_SHARE / 2) < 1e-9, "floor after learning: %g", w[1]);
+    pt_pool_free(pool);
+
+    /* 4 threads, one 3x slower: 3/10 for each fast one, 1/10 for it */
+    CHECK(pt_pool_new(4, &pool, &err) == PT_OK, "%s", err.msg);
+    for (int i = 0; i < 100; i++) pt_pool_note_speed(pool, (const double[]){3, 3, 1, 3});
+    pt_pool_weights(pool, w);
+    CHECK(fabs(w[2] - 0.1) < 1e-6 && fabs(w[0] - 0.3) < 1e-6, "4 threads: %g %g", w[0], w[2]);
+    CHECK(check_tiling(pool, 577) == 0, "4 learnt threads: tiling");
+    pt_pool_free(pool);
+}
+
+/* ---- weighted runs on real threads -------------------------------------- */
+
+typedef struct {
+    pt_pool *pool;
+    int64_t n_units;
+    unsigned char *hit;   /* [n_units]: each unit once per run */
+    int slow_thread;      /* does 3x the work per unit; -1: none */
+    _Atomic int misplaced;
+    _Atomic uint32_t sink;
+} spin_ctx;
+
+static void spin_task(void *arg, int task, int n_tasks, int thread) {
+    spin_ctx *c = arg;
+    if (task != thread || n_tasks != pt_pool_threads(c->pool)) atomic_store(&c->misplaced, 1);
+    int64_t u0, u1;
+    pt_pool_share(c->pool, thread, c->n_units, &u0, &u1);
+    const int reps = thread == c->slow_thread ? 3 : 1;
+    uint32_t x = (uint32_t)thread + 1;
+    for (int64_t u = u0; u < u1; u++) {
+        c->hit[u]++; /* units are disjoint: no other thread touches hit[u] */
+        for (int r = 0; r < reps * 400; r++) x = x * 1664525u + 1013904223u;
+    }
+    atomic_fetch_add(&c->sink, x); /* keeps the loop */
+}
+
+/* n_runs weighted runs; false if some run missed or repeated a unit */
+static bool spin_runs(spin_ctx *c, int n_runs) {
+    bool ok = true;
+    for (int run = 0; run < n_runs; run++) {
+        memset(c->hit, 0, (size_t)c->n_units);
+        pt_pool_run_weighted(c->pool, spin_task, c);
+        for (int64_t u = 0; u < c->n_units; u++) ok &= c->hit[u] == 1;
+    }
+    return ok;
+}
+
+static void test_weighted_runs(void) {
+    pt_pool *pool;
+    pt_error err;
+    /* thread 1 takes 3x the time per unit: it must learn a smaller share
+     * (only the order is asserted: the machine may be busy) */
+    CHECK(pt_pool_new(2, &pool, &err) == PT_OK, "%s", err.msg);
+    spin_ctx c = {pool, 2000, malloc(2000), 1, 0, 0};
+    CHECK(spin_runs(&c, 30), "2 threads: a unit ran != once");
+    double w[8];
+    pt_pool_weights(pool, w);
+    printf("learnt weights, thread 1 3x slower per unit: %.3f %.3f\n", w[0], w[1]);
+    CHECK(w[1] < w[0], "slow thread 1 has weight %g >= thread 0's %g", w[1], w[0]);
+    CHECK(atomic_load(&c.misplaced) == 0, "weighted task off its thread");
+    pt_pool_free(pool);
+
+    /* 1 thread runs inline; 3 and 4 oversubscribe a 2-core machine; mixed
+     * with dynamic and run_each steps on the same pool */
+    for (int n = 1; n <= 4; n++) {
+        CHECK(pt_pool_new(n, &pool, &err) == PT_OK, "%s", err.msg);
+        spin_ctx d = {pool, 37, c.hit, -1, 0, 0};
+        _Atomic int hits[8];
+        count_ctx cc = {hits, 0};
+        bool ok = true;
+        int wrong = 0;
+        for (int round = 0; round < 50; round++) {
+            ok &= spin_runs(&d, 1);
+            for (int i = 0; i < 8; i++) atomic_store(&hits[i], 0);
+            pt_pool_run(pool, count_task, &cc, 8);
+            for (int i = 0; i < 8; i++) wrong += atomic_load(&hits[i]) != 1;
+            d.n_units = round % 2 ? 37 : 2; /* sometimes fewer units than threads */
+        }
+        CHECK(ok && wrong == 0 && atomic_load(&d.misplaced) == 0,
+              "%d threads: weighted runs mixed with dynamic ones went wrong", n);
+        pt_pool_weights(pool, w);
+        double sum = 0;
+        for (int i = 0; i < n; i++) sum += w[i];
+        CHECK(fabs(sum - 1) < 1e-9, "%d threads: weights sum to %g", n, sum);
+        pt_pool_free(pool);
+    }
+    free(c.hit);
+}
+
 static void sleep_ms(int ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
@@ -230,6 +438,10 @@ int main(void) {
     test_barrier(4, 200, 200);
     test_barrier(3, 200, 0); /* barrier waits sleep at once */
     test_mixed(3);
+
+    test_share_partition();
+    test_learning();
+    test_weighted_runs();
 
     /* wake after a long idle: workers are asleep on the condvar by now */
     CHECK(pt_pool_new(3, &pool, &err) == PT_OK, "%s", err.msg);

@@ -22,9 +22,11 @@
  *                                                        from pt_qweights_split()
  *
  * Splitting: decode (n_tok 1) is bandwidth-bound, so give each thread one
- * even share (n_tasks = threads); prefill is compute-bound, so use several
- * tasks per thread (e.g. 4 x threads) and let a dynamic pool balance fast
- * and slow cores.
+ * even share (n_tasks = threads); prefill is compute-bound, so give fast
+ * cores more: the engine gives each thread one range of whole row groups
+ * (pt_qweights_row_align rows each) sized by its measured speed (weighted
+ * runs of threadpool.h); several tasks per thread on a dynamic pool also
+ * balance.
  *
  * One quantized input serves every matrix that reads it (Q, K, V; gate and
  * up). The output layout is pt_matmul_ref's: y[t * rows + r].
