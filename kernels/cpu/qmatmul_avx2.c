@@ -21,22 +21,13 @@
 #include <immintrin.h>
 
 #include "qmatmul_impl.h"
+#include "qmatmul_ymm.h"
 
 #define TGT __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
 
 enum { K_Q4_0, K_Q4_1, K_Q8_0 };
 #define TMAX 4 /* tokens per tile: 16 ymm registers */
-
-/* y lanes lo..hi-1 of an 8-float row */
-INLINE TGT __m256i lane_mask(int lo, int hi) {
-    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i ge = _mm256_cmpgt_epi32(idx, _mm256_set1_epi32(lo - 1));
-    const __m256i lt = _mm256_cmpgt_epi32(_mm256_set1_epi32(hi), idx);
-    return _mm256_and_si256(ge, lt);
-}
-
-INLINE TGT __m256i bcast_quad(const int8_t *p) { return _mm256_set1_epi32(pt_load_i32(p)); }
 
 INLINE TGT void tile(const pt_qweights *w, const pt_qact *x, const uint8_t *group, int64_t t0,
                      const int T, const int kind, float *y, int64_t row0, __m256i mask) {
@@ -49,9 +40,7 @@ INLINE TGT void tile(const pt_qweights *w, const pt_qact *x, const uint8_t *grou
 
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *qp = pt_qw_quants(w, group, b);
-        if (T == 1) /* decode streams weights from DRAM: fetch 8 blocks ahead */
-            for (size_t off = 0; off < w->qbytes; off += 64)
-                _mm_prefetch((const char *)(qp + 8 * w->qbytes + off), _MM_HINT_T0);
+        if (T == 1) pt_ymm_prefetch_ahead(w, qp);
         const int8_t *ap[TMAX];
         PT_UNROLL
         for (int t = 0; t < T; t++) ap[t] = x->q + (t0 + t) * cols + b * PT_QACT_BLOCK;
@@ -65,7 +54,7 @@ INLINE TGT void tile(const pt_qweights *w, const pt_qact *x, const uint8_t *grou
                 const __m256i aw = _mm256_sign_epi8(wj, wj); /* |w|, as unsigned */
                 PT_UNROLL
                 for (int t = 0; t < T; t++) {
-                    const __m256i sa = _mm256_sign_epi8(bcast_quad(ap[t] + 4 * j), wj);
+                    const __m256i sa = _mm256_sign_epi8(pt_ymm_bcast_quad(ap[t] + 4 * j), wj);
                     const __m256i p = _mm256_maddubs_epi16(aw, sa);
                     is[t] = _mm256_add_epi32(is[t], _mm256_madd_epi16(p, ones));
                 }
@@ -81,8 +70,8 @@ INLINE TGT void tile(const pt_qweights *w, const pt_qact *x, const uint8_t *grou
                 const __m256i wh = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4); /* quad c+4 */
                 PT_UNROLL
                 for (int t = 0; t < T; t++) {
-                    p16[t] = _mm256_add_epi16(p16[t], _mm256_maddubs_epi16(wl, bcast_quad(ap[t] + 4 * c)));
-                    p16[t] = _mm256_add_epi16(p16[t], _mm256_maddubs_epi16(wh, bcast_quad(ap[t] + 16 + 4 * c)));
+                    p16[t] = _mm256_add_epi16(p16[t], _mm256_maddubs_epi16(wl, pt_ymm_bcast_quad(ap[t] + 4 * c)));
+                    p16[t] = _mm256_add_epi16(p16[t], _mm256_maddubs_epi16(wh, pt_ymm_bcast_quad(ap[t] + 16 + 4 * c)));
                 }
             }
             PT_UNROLL
@@ -92,16 +81,7 @@ INLINE TGT void tile(const pt_qweights *w, const pt_qact *x, const uint8_t *grou
                     is[t] = _mm256_add_epi32(is[t], _mm256_set1_epi32(-8 * x->s[(t0 + t) * nb + b]));
             }
         }
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pt_qw_d(w, group, b)));
-        __m256 mw = _mm256_setzero_ps();
-        if (kind == K_Q4_1) mw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)pt_qw_m(w, group, b)));
-        PT_UNROLL
-        for (int t = 0; t < T; t++) {
-            const int64_t tb = (t0 + t) * nb + b;
-            const __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(x->d[tb]));
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[t]), sc, acc[t]);
-            if (kind == K_Q4_1) acc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(x->ds[tb]), acc[t]);
-        }
+        pt_ymm_scale_block(w, x, group, b, t0, T, kind == K_Q4_1, is, acc);
     }
     PT_UNROLL
     for (int t = 0; t < T; t++) _mm256_maskstore_ps(y + (t0 + t) * w->rows + row0, mask, acc[t]);
@@ -117,7 +97,7 @@ INLINE TGT void tile(const pt_qweights *w, const pt_qact *x, const uint8_t *grou
 
 static TGT void tile_any(const pt_qweights *w, const pt_qact *x, const uint8_t *group, int64_t t0,
                          int T, float *y, int64_t row0, int lo, int hi) {
-    const __m256i mask = lane_mask(lo, hi);
+    const __m256i mask = pt_ymm_lane_mask(lo, hi);
     switch (w->type) {
     case PT_TYPE_Q4_0: TILE_CASES(K_Q4_0) break;
     case PT_TYPE_Q4_1: TILE_CASES(K_Q4_1) break;
