@@ -63,12 +63,7 @@ stop_test() {
     tui_type "Write a very long essay about the history of computers, with many details."
     tui_keys Enter
     # wait until a few words of the reply are on screen
-    local end
-    end=$(tui_deadline 90)
-    while [ "$(tui_last_reply | wc -w)" -lt 3 ]; do
-        tui_true "$(tui_now) < $end" || { echo "# no reply text"; return 1; }
-        sleep 0.1
-    done
+    tui_poll 90 0.1 tui_reply_words 3 || { echo "# no reply text"; return 1; }
     tui_keys "$key"
     tui_wait 'stopped: [0-9]+ tokens' 60 || return 1
     local n
@@ -95,8 +90,7 @@ tui_type "/max 600"; tui_keys Enter
 tui_wait 'max = 600' 10
 tui_type "Write a very long essay about the history of computers, with many details."; tui_keys Enter
 tui_wait '^petrel' 30
-end=$(tui_deadline 90)
-while [ "$(tui_last_reply | wc -w)" -lt 2 ] && tui_true "$(tui_now) < $end"; do sleep 0.1; done
+tui_poll 90 0.1 tui_reply_words 2
 gen_before=$(tui_screen | grep -cE 'Esc stops')
 tui_resize 40 15
 tui_check "window is 40x15" [ "$(tui_fmt '#{window_width}x#{window_height}')" = 40x15 ]

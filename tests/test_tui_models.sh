@@ -39,8 +39,7 @@ tui_check "the reply has text" [ -n "$(tui_last_reply | tr -d ' \n')" ]
 tui_type "/max 300"; tui_keys Enter
 tui_wait 'max = 300' 10
 tui_type "Write a long poem about mountains."; tui_keys Enter
-end=$(tui_deadline 90)
-while [ "$(tui_last_reply | wc -w)" -lt 2 ] && tui_true "$(tui_now) < $end"; do sleep 0.1; done
+tui_poll 90 0.1 tui_reply_words 2
 tui_type "/model SmolLM2"; tui_keys Enter
 tui_check "switching during a reply stops it and loads the model" \
     tui_wait 'loaded SmolLM2-135M-Instruct\.Q4_1\.gguf in' 60

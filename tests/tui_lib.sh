@@ -131,78 +131,65 @@ tui_app_pid() {
     return 1
 }
 
+# tui_poll SECONDS PAUSE COMMAND...: run COMMAND every PAUSE seconds until
+# it succeeds (return 0) or SECONDS (scaled) have passed (return 1).
+tui_poll() {
+    local end pause=$2
+    end=$(tui_deadline "$1")
+    shift 2
+    until "$@"; do
+        tui_true "$(tui_now) > $end" && return 1
+        sleep "$pause"
+    done
+}
+
+# Predicates for tui_poll.
+tui_screen_has() { tui_screen | grep -qE -- "$1"; }
+tui_flat_has() { tui_screen | tr -d '\n' | grep -qE -- "$1"; }
+tui_cursor_at() { [ "$(tui_fmt '#{cursor_x}')" = "$1" ]; }
+tui_rule_is() { [ "$(tui_rule_width)" = "$1" ]; }
+tui_reply_words() { [ "$(tui_last_reply | wc -w)" -ge "$1" ]; }   # at least $1 words
+tui_dump() { tui_screen | sed 's/^/#  /'; }
+
 # tui_wait REGEX [SECONDS]: wait until the screen matches (grep -E).
 tui_wait() {
-    local re=$1 limit=$(( ${2:-60} * TUI_SCALE ))
-    local end
-    end=$(tui_calc "$(tui_now) + $limit")
-    while :; do
-        if tui_screen | grep -qE -- "$re"; then return 0; fi
-        if tui_true "$(tui_now) > $end"; then
-            echo "# timed out after ${limit}s waiting for /$re/; screen:"
-            tui_screen | sed 's/^/#  /'
-            return 1
-        fi
-        sleep 0.1
-    done
+    tui_poll "${2:-60}" 0.1 tui_screen_has "$1" && return 0
+    echo "# timed out after $(( ${2:-60} * TUI_SCALE ))s waiting for /$1/; screen:"
+    tui_dump
+    return 1
 }
 
 # tui_wait_flat REGEX [SECONDS]: like tui_wait, on the screen's rows joined
 # into one line (for text the terminal wrapped at an arbitrary column).
 tui_wait_flat() {
-    local re=$1 end
-    end=$(tui_deadline "${2:-60}")
-    until tui_screen | tr -d '\n' | grep -qE -- "$re"; do
-        if tui_true "$(tui_now) > $end"; then
-            echo "# timed out waiting for /$re/ (rows joined); screen:"
-            tui_screen | sed 's/^/#  /'
-            return 1
-        fi
-        sleep 0.1
-    done
+    tui_poll "${2:-60}" 0.1 tui_flat_has "$1" && return 0
+    echo "# timed out waiting for /$1/ (rows joined); screen:"
+    tui_dump
+    return 1
 }
 
 # tui_wait_cursor X [SECONDS]: wait until the cursor is in column X.
 tui_wait_cursor() {
-    local want=$1 end
-    end=$(tui_deadline "${2:-10}")
-    until [ "$(tui_fmt '#{cursor_x}')" = "$want" ]; do
-        if tui_true "$(tui_now) > $end"; then
-            echo "# cursor at column $(tui_fmt '#{cursor_x}'), not $want"
-            return 1
-        fi
-        sleep 0.05
-    done
+    tui_poll "${2:-10}" 0.05 tui_cursor_at "$1" && return 0
+    echo "# cursor at column $(tui_fmt '#{cursor_x}'), not $1"
+    return 1
 }
 
 # tui_wait_rule WIDTH [SECONDS]: wait until the status rule is WIDTH cells.
 # (A wait, not a one-shot look: capture-pane can catch the terminal between
 # two writes of one frame, with a status line half redrawn.)
 tui_wait_rule() {
-    local want=$1 end
-    end=$(tui_deadline "${2:-10}")
-    until [ "$(tui_rule_width)" = "$want" ]; do
-        if tui_true "$(tui_now) > $end"; then
-            echo "# status rule $(tui_rule_width) cells wide, not $want"
-            return 1
-        fi
-        sleep 0.05
-    done
+    tui_poll "${2:-10}" 0.05 tui_rule_is "$1" && return 0
+    echo "# status rule $(tui_rule_width) cells wide, not $1"
+    return 1
 }
 
 # tui_wait_gone REGEX [SECONDS]: wait until the screen no longer matches.
 tui_wait_gone() {
-    local re=$1 limit=$(( ${2:-60} * TUI_SCALE ))
-    local end
-    end=$(tui_calc "$(tui_now) + $limit")
-    while tui_screen | grep -qE -- "$re"; do
-        if tui_true "$(tui_now) > $end"; then
-            echo "# timed out after ${limit}s waiting for /$re/ to go; screen:"
-            tui_screen | sed 's/^/#  /'
-            return 1
-        fi
-        sleep 0.1
-    done
+    tui_poll "${2:-60}" 0.1 tui_not tui_screen_has "$1" && return 0
+    echo "# timed out after $(( ${2:-60} * TUI_SCALE ))s waiting for /$1/ to go; screen:"
+    tui_dump
+    return 1
 }
 
 # tui_wait_dead [SECONDS]: wait until the pane's program has exited.
