@@ -15,10 +15,8 @@ Run from the repository root (needs torch, transformers, gguf):
     python3 tools/gen_cli_fixture.py [path/to/SmolLM2-135M-Instruct.Q4_1.gguf]
 """
 import os
-import sys
 
-import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from hf_smollm2 import gguf_path, greedy_reply, load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "data", "cli")
@@ -36,23 +34,10 @@ TOKENIZE = [
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.expanduser(
-        "~/.local/share/petrel/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-    d, f = os.path.split(path)
-    torch.set_num_threads(2)
-    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
-    model = AutoModelForCausalLM.from_pretrained(d, gguf_file=f, torch_dtype=torch.float32)
-    model.eval()
+    tok, model = load(gguf_path())
     os.makedirs(OUT, exist_ok=True)
     for k, prompt in enumerate(PROMPTS):
-        ids = tok.apply_chat_template([{"role": "user", "content": prompt}],
-                                      add_generation_prompt=True, return_tensors="pt")
-        if not isinstance(ids, torch.Tensor):
-            ids = ids["input_ids"]
-        with torch.no_grad():
-            out = model.generate(ids, max_new_tokens=N_GEN, do_sample=False)
-        gen = out[0, ids.shape[1]:].tolist()
-        text = tok.decode(gen, skip_special_tokens=True)
+        _, _, text = greedy_reply(tok, model, [{"role": "user", "content": prompt}], N_GEN)
         with open(os.path.join(OUT, f"run_{k}.prompt"), "w", encoding="utf-8") as fp:
             fp.write(prompt)
         with open(os.path.join(OUT, f"run_{k}.expected"), "w", encoding="utf-8") as fp:

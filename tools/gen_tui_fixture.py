@@ -18,10 +18,8 @@ Run from the repository root (needs torch, transformers, gguf):
     python3 tools/gen_tui_fixture.py [path/to/SmolLM2-135M-Instruct.Q4_1.gguf]
 """
 import os
-import sys
 
-import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from hf_smollm2 import gguf_path, greedy_reply, load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "data", "tui")
@@ -34,30 +32,18 @@ TURNS = [
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.expanduser(
-        "~/.local/share/petrel/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-    d, f = os.path.split(path)
-    torch.set_num_threads(2)
-    tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
-    model = AutoModelForCausalLM.from_pretrained(d, gguf_file=f, torch_dtype=torch.float32)
-    model.eval()
+    tok, model = load(gguf_path())
     os.makedirs(OUT, exist_ok=True)
     messages = []
     for k, user in enumerate(TURNS):
         messages.append({"role": "user", "content": user})
-        ids = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt")
-        if not isinstance(ids, torch.Tensor):
-            ids = ids["input_ids"]
-        with torch.no_grad():
-            out = model.generate(ids, max_new_tokens=N_GEN, do_sample=False)
-        gen = out[0, ids.shape[1]:].tolist()
-        text = tok.decode(gen, skip_special_tokens=True)
+        n_prompt, gen, text = greedy_reply(tok, model, messages, N_GEN)
         messages.append({"role": "assistant", "content": text})
         with open(os.path.join(OUT, f"turn_{k}.user"), "w", encoding="utf-8") as fp:
             fp.write(user)
         with open(os.path.join(OUT, f"turn_{k}.expected"), "w", encoding="utf-8") as fp:
             fp.write(text)
-        print(k, ids.shape[1], len(gen), repr(text))
+        print(k, n_prompt, len(gen), repr(text))
 
 
 if __name__ == "__main__":
