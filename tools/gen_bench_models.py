@@ -46,6 +46,8 @@ import gguf
 from gguf import GGMLQuantizationType as T
 from gguf.quants import quantize, dequantize
 
+from bpe_alphabet import bytes_to_unicode
+
 SHAPES = {
     "qwen2.5-1.5b": dict(
         arch="qwen2", name="Qwen2.5-1.5B-shaped random weights (petrel bench)",
@@ -78,19 +80,6 @@ def cache_dir():
 
 
 # ---- tokenizer ---------------------------------------------------------------
-
-def bytes_to_unicode():
-    """GPT-2's byte -> printable character table (the byte-level alphabet)."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + list(range(0xAE, 0xFF + 1))
-    chars = printable[:]
-    n = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(printable, chars)}
-
 
 def make_vocab(n_vocab):
     """(tokens, types, merges, bos, eos). Layout in the module docstring."""

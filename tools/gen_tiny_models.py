@@ -34,6 +34,7 @@ from gguf.quants import dequantize, quantize
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixture_io  # noqa: E402
+from bpe_alphabet import bytes_to_unicode  # noqa: E402
 
 OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data")
 PROMPT_LENGTHS = (1, 7, 33)
@@ -48,19 +49,6 @@ CORPUS = (
     "What is the capital of France? Paris is the capital of France. "
     "Hello, world! hello there, how are you today? I am fine, thank you. "
 )
-
-
-def bytes_to_unicode():
-    """GPT-2's byte -> printable character table (byte-level BPE alphabet)."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + list(range(0xAE, 0xFF + 1))
-    chars = printable[:]
-    n = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(printable, chars)}
 
 
 def make_vocab(n_vocab):
