@@ -64,6 +64,8 @@ int cmd_info(int argc, char **argv) {
     printf("%-16s %g\n", "rope base", (double)in.rope_base);
     printf("%-16s %s\n", "tokenizer", in.tokenizer);
     printf("%-16s %s\n", "chat template", in.chat_template_kind);
+    printf("%-16s %s, %d matrices repacked (%.1f MiB) in %.3f s\n", "kernels", in.kernels, in.n_repacked,
+           (double)in.repacked_bytes / (1 << 20), in.repack_seconds);
 
     puts("\nmetadata:");
     char key[256], value[1024];

@@ -82,6 +82,8 @@ void pt_model_free(pt_model *m) {
 
 void pt_model_get_info(const pt_model *m, pt_model_info *info) {
     const pt_llm_hparams *hp = pt_llm_get_hparams(m->llm);
+    pt_llm_pack_info pack;
+    pt_llm_get_pack_info(m->llm, &pack);
     *info = (pt_model_info){
         .arch = hp->arch_name,
         .name = m->name,
@@ -100,6 +102,10 @@ void pt_model_get_info(const pt_model *m, pt_model_info *info) {
         .ftype = m->ftype,
         .tokenizer = pt_tokenizer_kind(m->tok),
         .chat_template_kind = pt_tmpl_kind_name(m->tmpl.kind),
+        .kernels = pack.variant,
+        .n_repacked = pack.n_packed,
+        .repacked_bytes = pack.packed_bytes,
+        .repack_seconds = pack.pack_seconds,
     };
 }
 

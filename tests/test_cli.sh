@@ -36,6 +36,12 @@ expect_exit 0 "info" -- "$BIN" info "$MODEL"
 for want in 'architecture *llama' 'layers *30' 'quantization *Q4_1' 'chat template *chatml' 'vocabulary *49152'; do
     grep -q "$want" "$TMP/out" && ok || bad "info lacks /$want/"
 done
+# the repacking at load: the 7 matrices of each of the 30 layers and the
+# tied Q8_0 embedding go to the int8 kernels; none with the reference ones
+grep -qE 'kernels +[a-z0-9]+, 211 matrices repacked \([0-9.]+ MiB\) in [0-9.]+ s' "$TMP/out" && ok ||
+    bad "info lacks the repacking line: $(grep kernels "$TMP/out")"
+expect_exit 0 "info on the reference kernels" -- env PETREL_CPU=ref "$BIN" info "$MODEL"
+grep -qE 'kernels +ref, 0 matrices repacked' "$TMP/out" && ok || bad "info with PETREL_CPU=ref: $(grep kernels "$TMP/out")"
 expect_exit 0 "info --tensors" -- "$BIN" info --tensors "$MODEL"
 grep -q 'token_embd.weight *Q8_0 *576 x 49152' "$TMP/out" && ok || bad "info --tensors lacks token_embd"
 

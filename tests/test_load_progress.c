@@ -6,6 +6,7 @@
  * of every layer and the output matrix, or the token embedding when the
  * output is tied, whose type has a fast path: Q4_0, Q4_1, Q8_0). With
  * PETREL_CPU=ref nothing is repacked: total 0, one final call.
+ * pt_model_get_info reports the same repacking (kernels, matrices, bytes).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -42,27 +43,31 @@ static bool fast_type(uint32_t type) {
     return type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q8_0;
 }
 
-/* Bytes of the matrices a fast-path load repacks, from the tensor table. */
-static uint64_t repacked_bytes(const pt_gguf *g) {
+/* Bytes of the matrices a fast-path load repacks, from the tensor table,
+ * and their number in *count. */
+static uint64_t repacked_bytes(const pt_gguf *g, int *count) {
     static const char *const per_layer[] = {".attn_q.weight", ".attn_k.weight", ".attn_v.weight",
                                             ".attn_output.weight", ".ffn_gate.weight", ".ffn_up.weight",
                                             ".ffn_down.weight"};
     const pt_gguf_tensor *out = pt_gguf_find_tensor(g, "output.weight");
     if (!out) out = pt_gguf_find_tensor(g, "token_embd.weight");
     uint64_t sum = out && fast_type(out->type) ? out->nbytes : 0;
+    *count = out && fast_type(out->type) ? 1 : 0;
     for (uint64_t i = 0; i < g->n_tensors; i++) {
         const pt_gguf_tensor *t = &g->tensors[i];
         if (t->name.len < 4 || memcmp(t->name.ptr, "blk.", 4) != 0 || !fast_type(t->type)) continue;
         for (size_t k = 0; k < sizeof per_layer / sizeof *per_layer; k++) {
             const size_t n = strlen(per_layer[k]);
-            if ((size_t)t->name.len > n && memcmp(t->name.ptr + t->name.len - n, per_layer[k], n) == 0)
+            if ((size_t)t->name.len > n && memcmp(t->name.ptr + t->name.len - n, per_layer[k], n) == 0) {
                 sum += t->nbytes;
+                (*count)++;
+            }
         }
     }
     return sum;
 }
 
-static void load_and_check(const char *path, const char *cpu, uint64_t want_total) {
+static void load_and_check(const char *path, const char *cpu, uint64_t want_total, int want_count) {
     if (cpu) setenv("PETREL_CPU", cpu, 1);
     else unsetenv("PETREL_CPU");
     progress_log p = {.loader = pthread_self()};
@@ -83,6 +88,21 @@ static void load_and_check(const char *path, const char *cpu, uint64_t want_tota
         /* one call at the start, one at the end, and some in between */
         CHECK(p.calls >= 3, "%s: only %d progress calls while repacking", name, p.calls);
     }
+    pt_model_info in;
+    if (st == PT_OK) {
+        pt_model_get_info(m, &in);
+        CHECK(in.n_repacked == want_count, "%s: info: %d matrices repacked, want %d", name, in.n_repacked,
+              want_count);
+        CHECK((strcmp(in.kernels, "ref") == 0) == (want_count == 0), "%s: info: kernels '%s'", name,
+              in.kernels);
+        /* the packed copy holds every code and scale of the source (rows
+         * padded to whole groups), so never fewer bytes */
+        CHECK(want_count == 0 ? in.repacked_bytes == 0 : in.repacked_bytes >= want_total,
+              "%s: info: %llu bytes repacked, source %llu", name, (unsigned long long)in.repacked_bytes,
+              (unsigned long long)want_total);
+        CHECK(want_count == 0 || in.repack_seconds > 0, "%s: info: repacking took %g s", name,
+              in.repack_seconds);
+    }
     printf("  %s: %d calls, %llu bytes repacked\n", name, p.calls, (unsigned long long)p.total);
     pt_model_free(m);
 }
@@ -95,12 +115,13 @@ int main(void) {
         CHECK(0, "open %s: %s", path, err.msg);
         return check_done("load_progress");
     }
-    const uint64_t want = repacked_bytes(g);
+    int count = 0;
+    const uint64_t want = repacked_bytes(g, &count);
     CHECK(want > 1000000, "SmolLM2 has %llu bytes of Q4/Q8 matrices", (unsigned long long)want);
     pt_gguf_close(g);
 
-    load_and_check(path, NULL, want);
-    load_and_check(path, "ref", 0);
+    load_and_check(path, NULL, want, count);
+    load_and_check(path, "ref", 0, 0);
 
     /* a bad file: the error comes back, whatever progress said before */
     progress_log p = {.loader = pthread_self()};

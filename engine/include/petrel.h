@@ -76,6 +76,13 @@ typedef struct pt_model_info {
     const char *ftype;       /* dominant tensor type, e.g. "Q4_1" */
     const char *tokenizer;   /* "gpt2" (byte-level BPE) or "llama" (SentencePiece) */
     const char *chat_template_kind; /* "chatml", "llama3", "llama2", "zephyr" or "unknown" */
+    /* The CPU kernels: the variant the matrix products run on ("avx512vnni",
+     * "avxvnni", "avx2", "i8mm", "dotprod" or "ref", see PETREL_CPU), and
+     * what loading repacked for it (matrices, heap bytes, wall seconds). */
+    const char *kernels;
+    int n_repacked;
+    uint64_t repacked_bytes;
+    double repack_seconds;
 } pt_model_info;
 
 void pt_model_get_info(const pt_model *model, pt_model_info *info);
