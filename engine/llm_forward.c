@@ -26,14 +26,17 @@
  * attention.h over the KV cache (kv_cache.h).
  *
  * Threads. Every step runs on the state's pool:
- *   - products: rows split into one even share per thread for one token
- *     (bandwidth-bound), into one share per thread sized by the thread's
- *     measured speed for a batch (compute-bound: a weighted pool run, see
- *     threadpool.h, so big cores do not wait for little ones); shares are
- *     whole row groups of a packed matrix, ROW_ALIGN rows otherwise. The
- *     matrices that read one input (Q, K, V; gate, up) go in one pool run,
- *     each task taking its share of each, and gate/up's task applies
- *     silu(gate) * up to its own rows;
+ *   - products: rows split into units (whole row groups of a packed
+ *     matrix, ROW_ALIGN rows otherwise); one even share of units per
+ *     thread for one token (bandwidth-bound), a weighted pool run for a
+ *     batch (compute-bound, see threadpool.h: each thread starts on a
+ *     share sized by its measured speed and then steals from the others,
+ *     so big cores wait neither for little ones nor for a preempted
+ *     thread). The matrices that read one input (Q, K, V; gate, up) go in
+ *     one pool run: Q, K and V are one part each, taken one after the
+ *     other; gate and up are one part together, each range of units
+ *     covering the same rows of both, to which the thread then applies
+ *     silu(gate) * up;
  *   - attention: tasks of (KV head, tile of 16 tokens, part of the KV
  *     head's query heads), the costliest (latest) tiles first;
  *   - per-token steps (residual add + rmsnorm + quantization, bias / norm
@@ -184,7 +187,6 @@ static void run_tokens(pt_llm_state *s, pt_pool_fn fn, void *job, int n) {
 /* Up to three products reading one input, in one pool run. Packed
  * matrices read qa (the input quantized), the others the float x. */
 typedef struct mm_job {
-    pt_pool *weighted;      /* shares from pt_pool_share when set, else even by task */
     const pt_cpu *cpu;
     int n_w;
     const pt_llm_weight *w[3];
@@ -195,56 +197,102 @@ typedef struct mm_job {
     bool silu;              /* w[0], w[1] = gate, up: y[0] = silu(y[0]) * y[1] */
 } mm_job;
 
-/* Rows [r0, r1) of w for this task: a range of units (whole row groups of
- * a packed matrix, ROW_ALIGN rows otherwise), the thread's weighted share
- * or task `task`'s even share of n_tasks. Two matrices of the same rows
- * and the same kind (both packed, both not) split alike: the share is a
- * function of the unit count only. Every row is computed by exactly one
- * task with the same kernel, so no result depends on the split. */
-static void split_rows(const mm_job *j, const pt_llm_weight *w, int task, int n_tasks, int thread,
-                       int64_t *r0, int64_t *r1) {
-    const int64_t align = w->packed ? pt_qweights_row_align(w->packed) : ROW_ALIGN;
-    const int64_t units = (w->rows + align - 1) / align;
-    int64_t u0, u1;
-    if (j->weighted)
-        pt_pool_share(j->weighted, thread, units, &u0, &u1);
-    else
-        split_even(units, task, n_tasks, &u0, &u1);
-    *r0 = u0 * align < w->rows ? u0 * align : w->rows;
-    *r1 = u1 * align < w->rows ? u1 * align : w->rows;
+/* How a job's rows are split: into parts of units, which the tasks take
+ * from a weighted run's claims or evenly by task. */
+typedef struct mm_plan {
+    const mm_job *j;
+    pt_pool *pool;          /* claim from this weighted run; NULL: even split by task */
+    int n_parts;            /* one per matrix, or one for gate and up together */
+    int64_t align[3];       /* rows per unit of each part */
+    int64_t units[3];       /* units of each part */
+} mm_plan;
+
+/* Rows per unit of w: whole row groups of a packed matrix, ROW_ALIGN rows
+ * otherwise, so every range of units is a valid row range for its kernel. */
+static int64_t row_align(const pt_llm_weight *w) {
+    return w->packed ? pt_qweights_row_align(w->packed) : ROW_ALIGN;
 }
 
-static void mm_task(void *ctx, int task, int n_tasks, int thread) {
-    const mm_job *j = ctx;
-    int64_t r0[3], r1[3]; /* split once per matrix: pt_pool_share counts units */
-    for (int i = 0; i < j->n_w; i++) {
-        const pt_llm_weight *w = j->w[i];
-        split_rows(j, w, task, n_tasks, thread, &r0[i], &r1[i]);
-        if (r0[i] >= r1[i]) continue;
-        if (w->packed)
-            pt_qmatmul(w->packed, j->qa, j->y[i], r0[i], r1[i]);
-        else
-            pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0[i], r1[i]);
+static int64_t gcd64(int64_t a, int64_t b) {
+    while (b) {
+        const int64_t t = a % b;
+        a = b;
+        b = t;
     }
-    if (j->silu) { /* gate and up split alike: this task owns rows [g0, g1) of both */
-        const int64_t F = j->w[0]->rows, g0 = r0[0], g1 = r1[0];
-        for (int t = 0; t < j->n && g0 < g1; t++)
-            pt_silu_mul_simd(j->cpu, j->y[0] + t * F + g0, j->y[0] + t * F + g0, j->y[1] + t * F + g0,
-                             (int)(g1 - g0));
+    return a;
+}
+
+/* The parts of a job: one per matrix, except gate and up (silu), which
+ * are one part of units valid for both (a multiple of both alignments),
+ * so a claimed range covers the same rows of both and silu can follow. */
+static mm_plan mm_parts(const mm_job *j, pt_pool *pool) {
+    mm_plan pl = {j, pool, j->silu ? 1 : j->n_w, {0}, {0}};
+    if (j->silu) {
+        const int64_t a = row_align(j->w[0]), b = row_align(j->w[1]);
+        pl.align[0] = a / gcd64(a, b) * b;
+    } else {
+        for (int i = 0; i < j->n_w; i++) pl.align[i] = row_align(j->w[i]);
+    }
+    for (int i = 0; i < pl.n_parts; i++)
+        pl.units[i] = (j->w[i]->rows + pl.align[i] - 1) / pl.align[i];
+    return pl;
+}
+
+/* y = W x for rows [r0, r1) of matrix i. */
+static void mm_product(const mm_job *j, int i, int64_t r0, int64_t r1) {
+    const pt_llm_weight *w = j->w[i];
+    if (w->packed)
+        pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1);
+    else
+        pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
+}
+
+/* Units [u0, u1) of part `part`. Every row is computed by exactly one
+ * range with the same kernel, so no result depends on the split. */
+static void mm_units(const mm_plan *pl, int part, int64_t u0, int64_t u1) {
+    const mm_job *j = pl->j;
+    const int64_t rows = j->w[part]->rows, a = pl->align[part]; /* gate and up: equal rows */
+    const int64_t r0 = u0 * a < rows ? u0 * a : rows, r1 = u1 * a < rows ? u1 * a : rows;
+    if (r0 >= r1) return;
+    if (!j->silu) {
+        mm_product(j, part, r0, r1);
+        return;
+    }
+    /* rows [r0, r1) of both gate and up are this range's alone */
+    mm_product(j, 0, r0, r1);
+    mm_product(j, 1, r0, r1);
+    for (int t = 0; t < j->n; t++) {
+        float *g = j->y[0] + t * rows + r0;
+        pt_silu_mul_simd(j->cpu, g, g, j->y[1] + t * rows + r0, (int)(r1 - r0));
+    }
+}
+
+/* The parts one after another: claimed from the weighted run (own share,
+ * then stolen), or task `task`'s even share of n_tasks. */
+static void mm_task(void *ctx, int task, int n_tasks, int thread) {
+    const mm_plan *pl = ctx;
+    for (int part = 0; part < pl->n_parts; part++) {
+        int64_t u0, u1;
+        if (pl->pool) {
+            while (pt_pool_claim(pl->pool, thread, part, &u0, &u1)) mm_units(pl, part, u0, u1);
+        } else {
+            split_even(pl->units[part], task, n_tasks, &u0, &u1);
+            mm_units(pl, part, u0, u1);
+        }
     }
 }
 
 /* y_i = W_i x for the n_w matrices of one input x ([n][cols]); when any is
  * packed, the caller has quantized x into s->qa. */
-static void matmul_run(pt_llm_state *s, mm_job *j) {
-    if (s->n_threads == 1) {
-        mm_task(j, 0, 1, 0);
-    } else if (j->n == 1) {
-        pt_pool_run(s->pool, mm_task, j, s->n_threads);
-    } else {
-        j->weighted = s->pool;
-        pt_pool_run_weighted(s->pool, mm_task, j);
-    }
+static void matmul_run(pt_llm_state *s, const mm_job *j) {
+    const bool weighted = s->n_threads > 1 && j->n > 1;
+    mm_plan pl = mm_parts(j, weighted ? s->pool : NULL);
+    if (weighted)
+        pt_pool_run_weighted(s->pool, mm_task, &pl, pl.units, pl.n_parts);
+    else if (s->n_threads == 1)
+        mm_task(&pl, 0, 1, 0);
+    else
+        pt_pool_run(s->pool, mm_task, &pl, s->n_threads);
 }
 
 static bool any_packed(const pt_llm_weight *a, const pt_llm_weight *b, const pt_llm_weight *c) {
@@ -405,13 +453,13 @@ static void attention(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
 static void attention_block(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
     const pt_llm_hparams *hp = &m->hp;
     const pt_llm_layer *L = &m->layers[il];
-    mm_job qkv = {NULL, &m->cpu, 3, {&L->wq, &L->wk, &L->wv}, {s->q, s->k, s->v}, s->xn, &s->qa, n, false};
+    mm_job qkv = {&m->cpu, 3, {&L->wq, &L->wk, &L->wv}, {s->q, s->k, s->v}, s->xn, &s->qa, n, false};
     matmul_run(s, &qkv);
     qkv_job post = {m, s, il, p0, n};
     run_tokens(s, qkv_task, &post, n);
     attention(m, s, il, p0, n);
     if (L->wo.packed) quantize_input(m, s, s->att, n, (int64_t)hp->n_head * hp->head_dim);
-    mm_job wo = {NULL, &m->cpu, 1, {&L->wo}, {s->xn}, s->att, &s->qa, n, false};
+    mm_job wo = {&m->cpu, 1, {&L->wo}, {s->xn}, s->att, &s->qa, n, false};
     matmul_run(s, &wo);
 }
 
@@ -420,13 +468,11 @@ static void attention_block(const pt_llm *m, pt_llm_state *s, int il, int p0, in
 static void feed_forward(const pt_llm *m, pt_llm_state *s, int il, int n) {
     const pt_llm_layer *L = &m->layers[il];
     const int F = m->hp.n_ff;
-    /* silu inside the product's tasks when gate and up split alike */
-    const bool fuse = (L->w_gate.packed != NULL) == (L->w_up.packed != NULL);
-    mm_job gu = {NULL, &m->cpu, 2, {&L->w_gate, &L->w_up}, {s->gate, s->up}, s->xn, &s->qa, n, fuse};
+    /* silu inside the product's tasks: gate and up are one part */
+    mm_job gu = {&m->cpu, 2, {&L->w_gate, &L->w_up}, {s->gate, s->up}, s->xn, &s->qa, n, true};
     matmul_run(s, &gu);
-    if (!fuse) pt_silu_mul_simd(&m->cpu, s->gate, s->gate, s->up, n * F);
     if (L->w_down.packed) quantize_input(m, s, s->gate, n, F);
-    mm_job down = {NULL, &m->cpu, 1, {&L->w_down}, {s->xn}, s->gate, &s->qa, n, false};
+    mm_job down = {&m->cpu, 1, {&L->w_down}, {s->xn}, s->gate, &s->qa, n, false};
     matmul_run(s, &down);
 }
 
@@ -476,7 +522,7 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
     }
     if (m->output.packed) quantize_input(m, s, s->xn, rows, E);
     float *y = all_logits ? all_logits : last_logits;
-    mm_job out = {NULL, &m->cpu, 1, {&m->output}, {y}, s->xn, &s->qa, rows, false};
+    mm_job out = {&m->cpu, 1, {&m->output}, {y}, s->xn, &s->qa, rows, false};
     matmul_run(s, &out);
     if (all_logits && last_logits)
         memcpy(last_logits, all_logits + (size_t)(n - 1) * hp->n_vocab, (size_t)hp->n_vocab * sizeof(float));

@@ -33,18 +33,34 @@
  * the same scheme with its own counter and condition variable.
  *
  * Weighted runs. The weights live in `cum` (their prefix sums), the
- * learnt speeds in `speed`, and each thread's measurement of the current
- * run in its own `slots` entry. Who touches what, and when:
+ * learnt speeds in `speed`, and each thread's cursors and measurement of
+ * the current run in its own `slots` entry. Who touches what, and when:
  *   - `speed` and `cum` are written only by the driving thread between
  *     runs (pt_pool_set_speed / note_speed, or after wait_done of a
  *     weighted run); tasks read `cum` during a run. The driver's writes
  *     precede the publishing store of the job word, which workers load
  *     with acquire before they run a task, so one snapshot of `cum` serves
  *     the whole run;
- *   - slots[i] is written only by thread i during a run (pt_pool_share,
- *     timed_task), and by the driver before it publishes the run (reset);
- *     the driver reads it after wait_done, whose acquire loads of `done`
- *     pair with each task's release increment after its last write.
+ *   - slots[i].units and busy_ns are written only by thread i during a
+ *     run (pt_pool_claim, timed_task), and by the driver before it
+ *     publishes the run (reset); the driver reads them after wait_done,
+ *     whose acquire loads of `done` pair with each task's release
+ *     increment after its last write. slots[i].chunk is written by the
+ *     driver before the publication and only read during the run;
+ *   - slots[i].cursor[p] packs thread i's unclaimed range [front, back) of
+ *     part p as front | back << 32. The driver stores it before the
+ *     publication (so a thief that arrives before thread i has even
+ *     started finds it set); during the run every change is a CAS that
+ *     either raises front (the owner claims from the front) or lowers back
+ *     (a thief claims from the back), each only while front < back. The
+ *     range only shrinks, and a successful CAS takes [old front, new
+ *     front) or [new back, old back) out of the range it read, so no unit
+ *     is handed out twice, and a unit leaves the range only by a claim.
+ *     The CASes and loads are relaxed: a cursor orders nothing but itself
+ *     (each unit's work reads what the driver wrote before the run, and
+ *     writes only its own outputs, which reach the driver through `done`),
+ *     and coherence of the single atomic is all the exactness needs. The
+ *     initial store is seen because it happens before the publication.
  * So no location is written by two threads without such an order (what
  * ThreadSanitizer checks).
  */
@@ -71,11 +87,14 @@ static inline uint32_t job_n(uint64_t j) { return (uint32_t)((j >> JOB_N_SHIFT) 
 static inline uint32_t job_gen(uint64_t j) { return (uint32_t)(j >> JOB_GEN_SHIFT); }
 static inline bool job_each(uint64_t j) { return (j & JOB_EACH_BIT) != 0; }
 
-/* One thread's measurement of the current weighted run; a cache line of
- * its own, as each thread writes its entry while the others run. */
+/* One thread's cursors and measurement of the current weighted run; a
+ * cache line of its own, as each thread writes its entry while the others
+ * run (thieves touch the cursors only once their own share is done). */
 typedef struct pt_slot {
-    _Alignas(64) int64_t units; /* handed out by pt_pool_share */
-    int64_t busy_ns;            /* CPU time of the task, 0 if unknown */
+    _Alignas(64) _Atomic uint64_t cursor[PT_POOL_MAX_PARTS]; /* front | back << 32 */
+    int64_t chunk[PT_POOL_MAX_PARTS]; /* units the owner claims at a time */
+    int64_t units;                    /* handed out by pt_pool_claim */
+    int64_t busy_ns;                  /* CPU time of the task, 0 if unknown */
 } pt_slot;
 
 typedef struct pt_worker {
@@ -360,10 +379,70 @@ void pt_pool_weights(const pt_pool *p, double *w) {
  * exact at cum = 0 and 1 (n_units <= 2^53 is a double exactly), so the
  * shares tile [0, n_units), each within one unit of n_units * w_i; every
  * thread gets the same boundaries from the same cum. */
-void pt_pool_share(pt_pool *p, int thread, int64_t n_units, int64_t *u0, int64_t *u1) {
+void pt_pool_share(const pt_pool *p, int thread, int64_t n_units, int64_t *u0, int64_t *u1) {
     *u0 = llround((double)n_units * p->cum[thread]);
     *u1 = llround((double)n_units * p->cum[thread + 1]);
-    p->slots[thread].units += *u1 - *u0;
+}
+
+static inline uint64_t cursor_pack(uint64_t front, uint64_t back) { return front | back << 32; }
+static inline int64_t cursor_front(uint64_t c) { return (int64_t)(c & UINT32_MAX); }
+static inline int64_t cursor_back(uint64_t c) { return (int64_t)(c >> 32); }
+static inline int64_t cursor_left(uint64_t c) { return cursor_back(c) - cursor_front(c); }
+
+/* Take up to `want` units from the front of thread `owner`'s range of
+ * `part`; false when the range is empty. Relaxed: see the top comment. */
+static bool take_front(pt_pool *p, int owner, int part, int64_t want, int64_t *u0, int64_t *u1) {
+    _Atomic uint64_t *cur = &p->slots[owner].cursor[part];
+    uint64_t c = atomic_load_explicit(cur, memory_order_relaxed);
+    for (;;) {
+        const int64_t left = cursor_left(c);
+        if (left <= 0) return false;
+        const int64_t f = cursor_front(c), k = want < left ? want : left;
+        const uint64_t next = cursor_pack((uint64_t)(f + k), (uint64_t)cursor_back(c));
+        if (atomic_compare_exchange_weak_explicit(cur, &c, next, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *u0 = f;
+            *u1 = f + k;
+            return true;
+        }
+    }
+}
+
+/* Steal half (at least one unit) of what is left of the fullest other
+ * share of `part`, from its back, so its owner keeps working from the
+ * front undisturbed; false once every share of the part is empty. Ranges
+ * only shrink, so a scan that finds every one empty is final; a failed CAS
+ * means someone else claimed units meanwhile, and the scan starts over. */
+static bool steal(pt_pool *p, int thread, int part, int64_t *u0, int64_t *u1) {
+    for (;;) {
+        int victim = -1;
+        uint64_t vc = 0;
+        for (int i = 0; i < p->n_threads; i++) {
+            if (i == thread) continue;
+            const uint64_t c = atomic_load_explicit(&p->slots[i].cursor[part], memory_order_relaxed);
+            if (cursor_left(c) > (victim < 0 ? 0 : cursor_left(vc))) {
+                victim = i;
+                vc = c;
+            }
+        }
+        if (victim < 0) return false;
+        const int64_t half = cursor_left(vc) / 2, k = half > 0 ? half : 1, b = cursor_back(vc);
+        const uint64_t next = cursor_pack((uint64_t)cursor_front(vc), (uint64_t)(b - k));
+        if (atomic_compare_exchange_strong_explicit(&p->slots[victim].cursor[part], &vc, next,
+                                                    memory_order_relaxed, memory_order_relaxed)) {
+            *u0 = b - k;
+            *u1 = b;
+            return true;
+        }
+    }
+}
+
+bool pt_pool_claim(pt_pool *p, int thread, int part, int64_t *u0, int64_t *u1) {
+    pt_slot *own = &p->slots[thread];
+    if (!take_front(p, thread, part, own->chunk[part], u0, u1) && !steal(p, thread, part, u0, u1))
+        return false;
+    own->units += *u1 - *u0; /* only this thread writes its count */
+    return true;
 }
 
 static int64_t thread_cpu_ns(void) {
@@ -382,13 +461,28 @@ static void timed_task(void *ctx, int task, int n_tasks, int thread) {
     p->slots[thread].busy_ns = t0 >= 0 && t1 > t0 ? t1 - t0 : 0;
 }
 
-void pt_pool_run_weighted(pt_pool *p, pt_pool_fn fn, void *ctx) {
+void pt_pool_run_weighted(pt_pool *p, pt_pool_fn fn, void *ctx, const int64_t *n_units,
+                          int n_parts) {
     const int n = p->n_threads;
+    /* every cursor is set before the run is published: a thief may look
+     * at thread i's share before thread i has started */
+    for (int i = 0; i < n; i++) {
+        pt_slot *sl = &p->slots[i];
+        for (int part = 0; part < PT_POOL_MAX_PARTS; part++) {
+            int64_t u0 = 0, u1 = 0;
+            if (part < n_parts) pt_pool_share(p, i, n_units[part], &u0, &u1);
+            const int64_t c = (u1 - u0 + PT_POOL_CHUNKS - 1) / PT_POOL_CHUNKS;
+            sl->chunk[part] = c > 0 ? c : 1;
+            atomic_store_explicit(&sl->cursor[part], cursor_pack((uint64_t)u0, (uint64_t)u1),
+                                  memory_order_relaxed);
+        }
+        sl->units = 0;
+        sl->busy_ns = 0;
+    }
     if (n == 1) {
         fn(ctx, 0, 1, 0);
         return;
     }
-    for (int i = 0; i < n; i++) p->slots[i] = (pt_slot){0, 0};
     p->wfn = fn;
     p->wctx = ctx;
     pt_pool_run_each(p, timed_task, p);
@@ -444,6 +538,8 @@ pt_status pt_pool_new(int n_threads, pt_pool **out, pt_error *err) {
         return pt_fail(err, PT_ERR_NOMEM, "out of memory for the thread pool");
     }
     memset(p->slots, 0, (size_t)n_threads * sizeof *p->slots);
+    for (int i = 0; i < n_threads; i++)
+        for (int part = 0; part < PT_POOL_MAX_PARTS; part++) atomic_init(&p->slots[i].cursor[part], 0);
     pt_pool_set_speed(p, NULL); /* equal shares until measured */
     for (int i = 0; i < n_threads - 1; i++) {
         pt_worker *w = &p->workers[i];

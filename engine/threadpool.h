@@ -18,35 +18,51 @@
  *                     the tasks may meet at pt_pool_barrier (for fusing
  *                     several dependent steps into one dispatch);
  *   pt_pool_run_weighted  one task per thread like run_each, for
- *                     compute-bound work: each task takes its share of the
- *                     work from pt_pool_share, one contiguous range of units
- *                     per thread, sized by the thread's measured speed.
+ *                     compute-bound work split into units: each task
+ *                     claims ranges of units with pt_pool_claim, first
+ *                     from its own share (sized by the thread's measured
+ *                     speed), then by stealing from other threads' shares.
  * All return once every task has finished; every write a task made is
  * then visible to the caller, and every write the caller made before the
  * call is visible to the tasks.
  *
- * Weighted shares (big.LITTLE phones: a fast core must not wait for a slow
- * one). The pool keeps a speed per thread, relative (they sum to 1),
+ * Weighted runs with stealing (big.LITTLE phones: a fast core must not
+ * wait for a slow one; any machine: a thread may be preempted or migrated
+ * mid-run). The work of a run is n_parts parts of n_units[p] units each
+ * (say, the row groups of the Q, K and V products). Every part is split
+ * into one contiguous share per thread (pt_pool_share), sized by the
+ * thread's weight. A task claims its own share of a part from the front,
+ * a few chunks at a time (PT_POOL_CHUNKS), so neighbouring units stay on
+ * one core; once its share is empty it steals half of what is left from
+ * the back of the share of that part with the most units left, until no
+ * share of the part has any. Every unit of every part is handed out
+ * exactly once, whatever the timing; which thread gets it is not fixed,
+ * so a task's results must not depend on who computes a unit.
+ *
+ * Learning. The pool keeps a speed per thread, relative (they sum to 1),
  * starting equal. A weighted run times each thread's task on the thread's
  * CPU clock (CLOCK_THREAD_CPUTIME_ID: the speed of the core it ran on, not
  * the time it spent preempted by other processes) and counts the units
- * pt_pool_share handed it; afterwards the caller's thread turns units /
- * time into relative speeds and moves the kept speeds a fraction
- * PT_POOL_SPEED_ALPHA of the way towards them (an exponential moving
- * average). A run is not learnt from when some thread got no units or
- * measured no time. The weights are the speeds with every thread raised
- * to at least PT_POOL_MIN_SHARE of an even share (the rest scaled down to
- * keep the sum 1), so a thread measured slow once still gets work and is
- * measured again. Shares tile [0, n_units) exactly and are a pure function
- * of (weights, thread, n_units): every thread computes the same partition,
- * and weights change only between runs. Bandwidth-bound work (one token)
- * should keep an even split (pt_pool_run with n_threads tasks): its speed
- * is the memory's, shared by all cores.
+ * pt_pool_claim handed it (own and stolen); afterwards the caller's thread
+ * turns units / time into relative speeds and moves the kept speeds a
+ * fraction PT_POOL_SPEED_ALPHA of the way towards them (an exponential
+ * moving average). A run is not learnt from when some thread got no units
+ * (others took them all) or measured no time. The weights are the speeds
+ * with every thread raised to at least PT_POOL_MIN_SHARE of an even share
+ * (the rest scaled down to keep the sum 1), so a thread measured slow once
+ * still gets work and is measured again. Shares tile [0, n_units) exactly
+ * and are a pure function of (weights, thread, n_units); weights change
+ * only between runs. Bandwidth-bound work (one token) should keep an even
+ * split (pt_pool_run with n_threads tasks): its speed is the memory's,
+ * shared by all cores.
  */
 #ifndef PETREL_THREADPOOL_H
 #define PETREL_THREADPOOL_H
 
 #include "petrel.h"
+
+#include <stdbool.h>
+#include <stdint.h>
 
 typedef struct pt_pool pt_pool;
 
@@ -79,20 +95,36 @@ void pt_pool_run(pt_pool *pool, pt_pool_fn fn, void *ctx, int n_tasks);
 /* Run fn(ctx, i, n, i) on thread i for i in [0, n), n = pt_pool_threads. */
 void pt_pool_run_each(pt_pool *pool, pt_pool_fn fn, void *ctx);
 
-/* Run fn(ctx, i, n, i) on thread i for i in [0, n) like pt_pool_run_each,
- * each task taking its units from pt_pool_share, then learn from the
- * measured speeds (see above). The tasks must not wait at pt_pool_barrier
- * (the wait would count as slowness). A pool of 1 thread runs fn inline
- * and learns nothing. */
-void pt_pool_run_weighted(pt_pool *pool, pt_pool_fn fn, void *ctx);
+/* Most parts of a weighted run, and how many chunks a thread takes its
+ * own share of a part in (the last may be smaller). */
+#define PT_POOL_MAX_PARTS 4
+#define PT_POOL_CHUNKS 4
 
-/* Units [*u0, *u1) of [0, n_units) for `thread`: contiguous shares in
- * thread order, thread i's within one unit of n_units * weight_i (possibly
- * empty). It also counts the units towards the thread's measured speed,
- * so during a run only thread i may ask for thread i's share; any thread
- * may while no run is in progress. 0 <= n_units <= 2^53 (from 2^40 on,
- * double rounding may add up to n_units / 2^52 to the one unit). */
-void pt_pool_share(pt_pool *pool, int thread, int64_t n_units, int64_t *u0, int64_t *u1);
+/* Run fn(ctx, i, n, i) on thread i for i in [0, n) like pt_pool_run_each,
+ * over n_parts (0..PT_POOL_MAX_PARTS) parts of n_units[p] units each
+ * (0 <= n_units[p] <= UINT32_MAX), which the tasks take with
+ * pt_pool_claim; then learn from the measured speeds (see above). The
+ * tasks must not wait at pt_pool_barrier (the wait would count as
+ * slowness). A pool of 1 thread runs fn inline (its claims hand it every
+ * unit) and learns nothing. */
+void pt_pool_run_weighted(pt_pool *pool, pt_pool_fn fn, void *ctx, const int64_t *n_units,
+                          int n_parts);
+
+/* Inside a weighted task only, for the task's own `thread`: the next
+ * range [*u0, *u1) (non-empty) of part `part` for this thread, from its
+ * own share or stolen from another's; false once every unit of the part
+ * has been handed out (not necessarily processed yet). The units also
+ * count towards the thread's measured speed. Typical task:
+ *     while (pt_pool_claim(pool, thread, part, &u0, &u1)) work(u0, u1); */
+bool pt_pool_claim(pt_pool *pool, int thread, int part, int64_t *u0, int64_t *u1);
+
+/* Thread `thread`'s share [*u0, *u1) of [0, n_units) under the current
+ * weights: contiguous shares in thread order, thread i's within one unit
+ * of n_units * weight_i (possibly empty). A pure function of the weights
+ * (which change only between runs), so it may be called any time, also
+ * from a task. 0 <= n_units <= 2^53 (from 2^40 on, double rounding may add
+ * up to n_units / 2^52 to the one unit). */
+void pt_pool_share(const pt_pool *pool, int thread, int64_t n_units, int64_t *u0, int64_t *u1);
 
 /* Learning rate of the speed average, and the least share of a thread as a
  * fraction of an even share (1 / n_threads). */

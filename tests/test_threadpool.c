@@ -4,13 +4,17 @@
  * pools of 1 and of more threads than cores, sleep / wake, destroy while
  * idle, and argument errors. Weighted runs: the partition of pt_pool_share
  * (exact tiling, proportional within one unit, the minimum share), the
- * learning of speeds from injected measurements, and real runs where one
+ * learning of speeds from injected measurements, real runs where one
  * thread is 3x slower per unit (asserting only the order of the learnt
- * weights, never a time).
+ * weights, never a time), pt_pool_claim handing out every unit of every
+ * part exactly once over many random runs, and stealing: a thread that
+ * does not start until the others are done finds its share taken by them
+ * (an ownership check, not a timing one).
  */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "check.h"
@@ -345,13 +349,14 @@ typedef struct {
 static void spin_task(void *arg, int task, int n_tasks, int thread) {
     spin_ctx *c = arg;
     if (task != thread || n_tasks != pt_pool_threads(c->pool)) atomic_store(&c->misplaced, 1);
-    int64_t u0, u1;
-    pt_pool_share(c->pool, thread, c->n_units, &u0, &u1);
     const int reps = thread == c->slow_thread ? 3 : 1;
     uint32_t x = (uint32_t)thread + 1;
-    for (int64_t u = u0; u < u1; u++) {
-        c->hit[u]++; /* units are disjoint: no other thread touches hit[u] */
-        for (int r = 0; r < reps * 400; r++) x = x * 1664525u + 1013904223u;
+    int64_t u0, u1;
+    while (pt_pool_claim(c->pool, thread, 0, &u0, &u1)) {
+        for (int64_t u = u0; u < u1; u++) {
+            c->hit[u]++; /* claims are disjoint: no other thread touches hit[u] */
+            for (int r = 0; r < reps * 400; r++) x = x * 1664525u + 1013904223u;
+        }
     }
     atomic_fetch_add(&c->sink, x); /* keeps the loop */
 }
@@ -361,7 +366,7 @@ static bool spin_runs(spin_ctx *c, int n_runs) {
     bool ok = true;
     for (int run = 0; run < n_runs; run++) {
         memset(c->hit, 0, (size_t)c->n_units);
-        pt_pool_run_weighted(c->pool, spin_task, c);
+        pt_pool_run_weighted(c->pool, spin_task, c, &c->n_units, 1);
         for (int64_t u = 0; u < c->n_units; u++) ok &= c->hit[u] == 1;
     }
     return ok;
@@ -414,6 +419,215 @@ static void sleep_ms(int ms) {
     nanosleep(&ts, NULL);
 }
 
+/* ---- claims and stealing ------------------------------------------------ */
+
+enum { CL_MAX_UNITS = 300 };
+
+typedef struct {
+    pt_pool *pool;
+    int n_parts;
+    int64_t n_units[PT_POOL_MAX_PARTS];
+    _Atomic int hits[PT_POOL_MAX_PARTS][CL_MAX_UNITS];
+    _Atomic int owner[PT_POOL_MAX_PARTS][CL_MAX_UNITS]; /* thread that got the unit */
+    _Atomic int bad;        /* an empty or out-of-range claim */
+    _Atomic int64_t done;   /* units processed, all parts */
+    int64_t total;          /* units of all parts */
+    int delay_thread;       /* sleeps delay_us before claiming; -1: none */
+    int delay_us;
+    int wait_thread;        /* claims only once `done` reached total; -1: none */
+    _Atomic int waited_units; /* units wait_thread got after waiting */
+} claim_ctx;
+
+static void claim_task(void *arg, int task, int n_tasks, int thread) {
+    (void)task; (void)n_tasks;
+    claim_ctx *c = arg;
+    if (thread == c->delay_thread && c->delay_us > 0) { /* preempted before it starts */
+        struct timespec ts = {0, (long)c->delay_us * 1000L};
+        nanosleep(&ts, NULL);
+    }
+    if (thread == c->wait_thread) {
+        /* the others must take this thread's whole share; the bound only
+         * keeps a broken pool from hanging the test (it then fails below) */
+        struct timespec ts = {0, 100000L};
+        for (int i = 0; i < 100000 && atomic_load(&c->done) < c->total; i++) nanosleep(&ts, NULL);
+    }
+    for (int part = 0; part < c->n_parts; part++) {
+        int64_t u0, u1;
+        while (pt_pool_claim(c->pool, thread, part, &u0, &u1)) {
+            if (u0 < 0 || u1 <= u0 || u1 > c->n_units[part]) {
+                atomic_store(&c->bad, 1);
+                break;
+            }
+            if (thread == c->wait_thread) atomic_fetch_add(&c->waited_units, (int)(u1 - u0));
+            for (int64_t u = u0; u < u1; u++) {
+                atomic_fetch_add(&c->hits[part][u], 1);
+                atomic_store(&c->owner[part][u], thread);
+            }
+            atomic_fetch_add(&c->done, u1 - u0);
+        }
+    }
+}
+
+static void claim_reset(claim_ctx *c) {
+    c->total = 0;
+    for (int p = 0; p < PT_POOL_MAX_PARTS; p++) {
+        for (int u = 0; u < CL_MAX_UNITS; u++) {
+            atomic_store(&c->hits[p][u], 0);
+            atomic_store(&c->owner[p][u], -1);
+        }
+        if (p < c->n_parts) c->total += c->n_units[p];
+    }
+    atomic_store(&c->done, 0);
+    atomic_store(&c->bad, 0);
+    atomic_store(&c->waited_units, 0);
+}
+
+/* units of claim_ctx's parts handed out != once */
+static int claim_errors(claim_ctx *c) {
+    int wrong = atomic_load(&c->bad);
+    for (int p = 0; p < PT_POOL_MAX_PARTS; p++)
+        for (int u = 0; u < CL_MAX_UNITS; u++)
+            wrong += atomic_load(&c->hits[p][u]) != (p < c->n_parts && u < c->n_units[p]);
+    return wrong + (atomic_load(&c->done) != c->total);
+}
+
+/* Many random runs: 1-5 threads, 0-4 parts, unit counts from 0 and 1 and
+ * fewer than the threads up to CL_MAX_UNITS, random weights, and some
+ * thread delayed at random to provoke steals. */
+static void test_claim_exactly_once(void) {
+    static claim_ctx c; /* large: not on the stack */
+    uint32_t rng = 777;
+    for (int n = 1; n <= 5; n++) {
+        pt_pool *pool;
+        pt_error err;
+        CHECK(pt_pool_new(n, &pool, &err) == PT_OK, "%s", err.msg);
+        c.pool = pool;
+        int wrong_runs = 0;
+        for (int run = 0; run < 300; run++) {
+            rng = rng * 1664525u + 1013904223u;
+            if (run % 10 == 0) { /* new random weights now and then */
+                double speed[5];
+                for (int i = 0; i < 5; i++) speed[i] = 0.05 + (double)((rng >> (3 * i)) & 31);
+                pt_pool_set_speed(pool, speed);
+            }
+            c.n_parts = (int)(rng >> 24) % (PT_POOL_MAX_PARTS + 1);
+            for (int p = 0; p < PT_POOL_MAX_PARTS; p++) {
+                rng = rng * 1664525u + 1013904223u;
+                const int64_t pick[] = {0, 1, n - 1, n + 1, (int64_t)(rng >> 8) % CL_MAX_UNITS};
+                c.n_units[p] = pick[(rng >> 28) % 5];
+            }
+            c.delay_thread = run % 3 == 0 ? (int)(rng % (uint32_t)n) : -1;
+            c.delay_us = 200 + (int)(rng >> 16) % 800;
+            c.wait_thread = -1;
+            claim_reset(&c);
+            pt_pool_run_weighted(pool, claim_task, &c, c.n_units, c.n_parts);
+            wrong_runs += claim_errors(&c) != 0;
+        }
+        CHECK(wrong_runs == 0, "%d threads: %d of 300 runs handed a unit out != once", n, wrong_runs);
+        pt_pool_free(pool);
+    }
+}
+
+/* One thread (the driver, thread 0, or a worker) does not claim until
+ * the others have processed every unit: they must have stolen its whole
+ * share, and it gets nothing. The run then teaches nothing (a thread got
+ * no units), so the weights stay. */
+static void test_steal_from_waiting_thread(void) {
+    static claim_ctx c;
+    for (int n = 2; n <= 4; n++) {
+        for (int wait = 0; wait < n; wait += n - 1) { /* thread 0 and the last */
+            pt_pool *pool;
+            pt_error err;
+            CHECK(pt_pool_new(n, &pool, &err) == PT_OK, "%s", err.msg);
+            pt_pool_set_speed(pool, (const double[]){1, 2, 3, 4}); /* uneven shares */
+            c.pool = pool;
+            c.n_parts = 3;
+            c.n_units[0] = 97;
+            c.n_units[1] = 5;
+            c.n_units[2] = 250;
+            c.delay_thread = -1;
+            c.wait_thread = wait;
+            claim_reset(&c);
+            double w0[4], w1[4];
+            pt_pool_weights(pool, w0);
+            int64_t s0[3], s1[3]; /* the waiting thread's shares */
+            for (int p = 0; p < 3; p++) pt_pool_share(pool, wait, c.n_units[p], &s0[p], &s1[p]);
+            pt_pool_run_weighted(pool, claim_task, &c, c.n_units, c.n_parts);
+            CHECK(claim_errors(&c) == 0, "%d threads, thread %d waits: a unit ran != once", n, wait);
+            CHECK(atomic_load(&c.waited_units) == 0, "%d threads: waiting thread %d got %d units", n,
+                  wait, atomic_load(&c.waited_units));
+            int stolen = 0, share = 0;
+            for (int p = 0; p < 3; p++)
+                for (int64_t u = s0[p]; u < s1[p]; u++) {
+                    const int o = atomic_load(&c.owner[p][u]);
+                    stolen += o >= 0 && o != wait;
+                    share++;
+                }
+            CHECK(share > 0 && stolen == share, "%d threads: %d of thread %d's %d units taken by others",
+                  n, stolen, wait, share);
+            pt_pool_weights(pool, w1);
+            for (int i = 0; i < n; i++)
+                CHECK(w0[i] == w1[i], "%d threads: a run with an idle thread changed w[%d]", n, i);
+            pt_pool_free(pool);
+        }
+    }
+}
+
+/* Ranges of one part of UINT32_MAX units (the cursor's limit), claimed
+ * without touching the units: they must tile the part exactly. */
+typedef struct {
+    pt_pool *pool;
+    int64_t ranges[2][64][2]; /* [thread][claim]: [u0, u1), up to 64 claims per thread */
+    int n_ranges[2];
+} big_ctx;
+
+static void big_task(void *arg, int task, int n_tasks, int thread) {
+    (void)task; (void)n_tasks;
+    big_ctx *c = arg;
+    int64_t u0, u1;
+    while (pt_pool_claim(c->pool, thread, 0, &u0, &u1)) {
+        if (c->n_ranges[thread] < 64) {
+            c->ranges[thread][c->n_ranges[thread]][0] = u0;
+            c->ranges[thread][c->n_ranges[thread]][1] = u1;
+        }
+        c->n_ranges[thread]++;
+    }
+}
+
+static int cmp_range(const void *a, const void *b) {
+    const int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
+static void test_claim_full_range(void) {
+    pt_pool *pool;
+    pt_error err;
+    CHECK(pt_pool_new(2, &pool, &err) == PT_OK, "%s", err.msg);
+    pt_pool_set_speed(pool, (const double[]){1, 3});
+    static big_ctx c;
+    c.pool = pool;
+    const int64_t n_units = UINT32_MAX;
+    pt_pool_run_weighted(pool, big_task, &c, &n_units, 1);
+    int64_t all[128][2];
+    int k = 0;
+    for (int t = 0; t < 2; t++) {
+        CHECK(c.n_ranges[t] <= 64, "thread %d: %d claims", t, c.n_ranges[t]);
+        for (int i = 0; i < c.n_ranges[t] && i < 64; i++, k++) {
+            all[k][0] = c.ranges[t][i][0];
+            all[k][1] = c.ranges[t][i][1];
+        }
+    }
+    qsort(all, (size_t)k, sizeof all[0], cmp_range);
+    int64_t next = 0;
+    for (int i = 0; i < k; i++) {
+        CHECK(all[i][0] == next && all[i][1] > all[i][0], "range %d: [%lld, %lld) after %lld", i,
+              (long long)all[i][0], (long long)all[i][1], (long long)next);
+        next = all[i][1];
+    }
+    CHECK(next == n_units, "claims end at %lld, not %lld", (long long)next, (long long)n_units);
+    pt_pool_free(pool);
+}
+
 int main(void) {
     pt_pool *pool;
     pt_error err = {0};
@@ -442,6 +656,9 @@ int main(void) {
     test_share_partition();
     test_learning();
     test_weighted_runs();
+    test_claim_exactly_once();
+    test_steal_from_waiting_thread();
+    test_claim_full_range();
 
     /* wake after a long idle: workers are asleep on the condvar by now */
     CHECK(pt_pool_new(3, &pool, &err) == PT_OK, "%s", err.msg);
