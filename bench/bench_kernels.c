@@ -67,15 +67,15 @@ typedef struct {
     const pt_qweights *w;
     const pt_qact *x;
     float *y;
-    int tasks_per_thread;
+    uint8_t *scratch; /* [threads][scratch_n] (pt_qmatmul_scratch_bytes) */
+    size_t scratch_n;
 } q_job;
 
 static void q_task(void *ctx, int task, int n_tasks, int thread) {
-    (void)thread;
     q_job *j = ctx;
     int64_t r0, r1;
     pt_qweights_split(j->w, task, n_tasks, &r0, &r1);
-    pt_qmatmul(j->w, j->x, j->y, r0, r1);
+    pt_qmatmul(j->w, j->x, j->y, r0, r1, j->scratch + (size_t)thread * j->scratch_n);
 }
 
 typedef struct {
@@ -218,11 +218,13 @@ int main(int argc, char **argv) {
             const double c_start = cpu_s(), w_start = now_s();
             a_job aj = {&cpu, x, &qa};
             const double tq = time_run(5, pool, a_task, &aj, nt);
-            q_job gj = {pw, &qa, y, 0};
+            const size_t scratch_n = pt_qmatmul_scratch_bytes(&cpu, cols);
+            uint8_t *scratch = malloc((size_t)nt * scratch_n + 1);
+            q_job gj = {pw, &qa, y, scratch, scratch_n};
             const int gemm_tasks = nt * 8;
             pt_pool_run(pool, q_task, &gj, gemm_tasks);
             const double tm = time_run(3, pool, q_task, &gj, gemm_tasks);
-            q_job vj = {pw, &qa1, y, 0};
+            q_job vj = {pw, &qa1, y, scratch, scratch_n};
             const int gemv_tasks = nt;
             pt_pool_run(pool, q_task, &vj, gemv_tasks);
             const double tv = time_run(20, pool, q_task, &vj, gemv_tasks);
@@ -234,7 +236,7 @@ int main(int argc, char **argv) {
             for (int rep = 0; rep < 3; rep++) {
                 t = now_s();
                 for (int i = 0; i < n_cold; i++) {
-                    q_job cj = {cold[i], &qa1, y, 0};
+                    q_job cj = {cold[i], &qa1, y, scratch, scratch_n};
                     pt_pool_run(pool, q_task, &cj, gemv_tasks);
                 }
                 const double dt = (now_s() - t) / n_cold;
@@ -252,6 +254,7 @@ int main(int argc, char **argv) {
                    (double)pbytes / tv / 1e9, tv * 1e3, (double)pbytes / tc / 1e9,
                    4.0 * n_tok * cols / tq / 1e9, t_pack * 1e3, util * 100);
             pt_qweights_free(pw);
+            free(scratch);
         }
 
         /* read bandwidth of a buffer as big as the cold set */

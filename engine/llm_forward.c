@@ -87,6 +87,8 @@ struct pt_llm_state {
     pt_qact qa;         /* the current input of the packed products */
     float *attn_scratch;     /* [n_threads][attn_scratch_n] */
     size_t attn_scratch_n;   /* floats per thread */
+    uint8_t *mm_scratch;     /* [n_threads][mm_scratch_n]: the packed products' (qmatmul.h) */
+    size_t mm_scratch_n;     /* bytes per thread (0: the kernels need none) */
 };
 
 /* ---- state -------------------------------------------------------------- */
@@ -131,8 +133,10 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
     s->up = malloc(nb * F * sizeof(float));
     s->qa_buf = malloc(pt_qact_bytes((int64_t)nb, (int64_t)max_cols));
     s->attn_scratch = malloc((size_t)n_threads * s->attn_scratch_n * sizeof(float));
+    s->mm_scratch_n = (pt_qmatmul_scratch_bytes(&m->cpu, (int64_t)max_cols) + 63) & ~(size_t)63;
+    if (s->mm_scratch_n) s->mm_scratch = malloc((size_t)n_threads * s->mm_scratch_n);
     if (!s->inv_freq || !s->rope_cs || !s->x || !s->xn || !s->q || !s->k || !s->v || !s->att ||
-        !s->gate || !s->up || !s->qa_buf || !s->attn_scratch) {
+        !s->gate || !s->up || !s->qa_buf || !s->attn_scratch || (s->mm_scratch_n && !s->mm_scratch)) {
         pt_llm_state_free(s);
         return pt_fail(err, PT_ERR_NOMEM, "out of memory for scratch buffers of a %d-token batch",
                        n_batch);
@@ -158,6 +162,7 @@ void pt_llm_state_free(pt_llm_state *s) {
     free(s->up);
     free(s->qa_buf);
     free(s->attn_scratch);
+    free(s->mm_scratch);
     free(s);
 }
 
@@ -202,6 +207,8 @@ typedef struct mm_job {
 typedef struct mm_plan {
     const mm_job *j;
     pt_pool *pool;          /* claim from this weighted run; NULL: even split by task */
+    uint8_t *scratch;       /* [threads][scratch_n] for the kernels, or NULL */
+    size_t scratch_n;
     int n_parts;            /* one per matrix, or one for gate and up together */
     int64_t align[3];       /* rows per unit of each part */
     int64_t units[3];       /* units of each part */
@@ -225,8 +232,8 @@ static int64_t gcd64(int64_t a, int64_t b) {
 /* The parts of a job: one per matrix, except gate and up (silu), which
  * are one part of units valid for both (a multiple of both alignments),
  * so a claimed range covers the same rows of both and silu can follow. */
-static mm_plan mm_parts(const mm_job *j, pt_pool *pool) {
-    mm_plan pl = {j, pool, j->silu ? 1 : j->n_w, {0}, {0}};
+static mm_plan mm_parts(const mm_job *j, pt_pool *pool, uint8_t *scratch, size_t scratch_n) {
+    mm_plan pl = {j, pool, scratch, scratch_n, j->silu ? 1 : j->n_w, {0}, {0}};
     if (j->silu) {
         const int64_t a = row_align(j->w[0]), b = row_align(j->w[1]);
         pl.align[0] = a / gcd64(a, b) * b;
@@ -238,29 +245,31 @@ static mm_plan mm_parts(const mm_job *j, pt_pool *pool) {
     return pl;
 }
 
-/* y = W x for rows [r0, r1) of matrix i. */
-static void mm_product(const mm_job *j, int i, int64_t r0, int64_t r1) {
+/* y = W x for rows [r0, r1) of matrix i, on the calling thread's scratch. */
+static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thread) {
+    const mm_job *j = pl->j;
     const pt_llm_weight *w = j->w[i];
     if (w->packed)
-        pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1);
+        pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1,
+                   pl->scratch ? pl->scratch + (size_t)thread * pl->scratch_n : NULL);
     else
         pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
 }
 
 /* Units [u0, u1) of part `part`. Every row is computed by exactly one
  * range with the same kernel, so no result depends on the split. */
-static void mm_units(const mm_plan *pl, int part, int64_t u0, int64_t u1) {
+static void mm_units(const mm_plan *pl, int part, int64_t u0, int64_t u1, int thread) {
     const mm_job *j = pl->j;
     const int64_t rows = j->w[part]->rows, a = pl->align[part]; /* gate and up: equal rows */
     const int64_t r0 = u0 * a < rows ? u0 * a : rows, r1 = u1 * a < rows ? u1 * a : rows;
     if (r0 >= r1) return;
     if (!j->silu) {
-        mm_product(j, part, r0, r1);
+        mm_product(pl, part, r0, r1, thread);
         return;
     }
     /* rows [r0, r1) of both gate and up are this range's alone */
-    mm_product(j, 0, r0, r1);
-    mm_product(j, 1, r0, r1);
+    mm_product(pl, 0, r0, r1, thread);
+    mm_product(pl, 1, r0, r1, thread);
     for (int t = 0; t < j->n; t++) {
         float *g = j->y[0] + t * rows + r0;
         pt_silu_mul_simd(j->cpu, g, g, j->y[1] + t * rows + r0, (int)(r1 - r0));
@@ -274,10 +283,10 @@ static void mm_task(void *ctx, int task, int n_tasks, int thread) {
     for (int part = 0; part < pl->n_parts; part++) {
         int64_t u0, u1;
         if (pl->pool) {
-            while (pt_pool_claim(pl->pool, thread, part, &u0, &u1)) mm_units(pl, part, u0, u1);
+            while (pt_pool_claim(pl->pool, thread, part, &u0, &u1)) mm_units(pl, part, u0, u1, thread);
         } else {
             split_even(pl->units[part], task, n_tasks, &u0, &u1);
-            mm_units(pl, part, u0, u1);
+            mm_units(pl, part, u0, u1, thread);
         }
     }
 }
@@ -286,7 +295,7 @@ static void mm_task(void *ctx, int task, int n_tasks, int thread) {
  * packed, the caller has quantized x into s->qa. */
 static void matmul_run(pt_llm_state *s, const mm_job *j) {
     const bool weighted = s->n_threads > 1 && j->n > 1;
-    mm_plan pl = mm_parts(j, weighted ? s->pool : NULL);
+    mm_plan pl = mm_parts(j, weighted ? s->pool : NULL, s->mm_scratch, s->mm_scratch_n);
     if (weighted)
         pt_pool_run_weighted(s->pool, mm_task, &pl, pl.units, pl.n_parts);
     else if (s->n_threads == 1)

@@ -150,7 +150,7 @@ static bool check_against_double(const attn_case *c, const float *res, const cha
 }
 
 static bool uses_fma(pt_cpu_variant v) {
-    return v == PT_CPU_AVX2 || v == PT_CPU_AVXVNNI || v == PT_CPU_AVX512VNNI;
+    return v == PT_CPU_AVX2 || v == PT_CPU_AVXVNNI || v == PT_CPU_AVX512VNNI || v == PT_CPU_AMX;
 }
 
 static void check_case(const attn_case *c, const pt_cpu *cpus, int n_cpus, const char *what) {

@@ -56,6 +56,7 @@ int main(void) {
           "avx512vnni variant rule");
     CHECK(pt_cpu_has_variant(&c, PT_CPU_AVXVNNI) == (c.avx2 && c.fma && c.f16c && c.avxvnni), "avxvnni rule");
     CHECK(pt_cpu_has_variant(&c, PT_CPU_I8MM) == (c.neon && c.dotprod && c.i8mm), "i8mm rule");
+    CHECK(pt_cpu_has_variant(&c, PT_CPU_AMX) == (pt_cpu_has_variant(&c, PT_CPU_AVX512VNNI) && c.amx), "amx rule");
 #if defined(__x86_64__)
     CHECK(!c.neon && !c.dotprod && !c.i8mm, "arm flags on x86-64");
     char *flags = cpuinfo_line("flags");
@@ -70,6 +71,10 @@ int main(void) {
         CHECK(c.avx512vl == has_word(flags, "avx512vl"), "avx512vl %d vs cpuinfo", c.avx512vl);
         CHECK(c.avx512vnni == has_word(flags, "avx512_vnni"), "avx512vnni %d vs cpuinfo", c.avx512vnni);
         CHECK(c.avxvnni == has_word(flags, "avx_vnni"), "avxvnni %d vs cpuinfo", c.avxvnni);
+        /* AMX also needs this process's permission (arch_prctl), which a
+         * kernel that lists the flags grants */
+        CHECK(c.amx == (has_word(flags, "amx_tile") && has_word(flags, "amx_int8")), "amx %d vs cpuinfo",
+              c.amx);
         free(flags);
     }
 #elif defined(__aarch64__)

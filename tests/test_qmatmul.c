@@ -211,9 +211,12 @@ static void check_shape(const pt_cpu *cpu, uint32_t type, int64_t rows, int64_t 
     CHECK(pt_qweights_variant(pw) == cpu->variant && pt_qweights_rows(pw) == rows &&
               pt_qweights_cols(pw) == cols && pt_qweights_type(pw) == type, "packed header");
 
-    /* whole matrix */
+    /* whole matrix, on caller-provided scratch (the range below: the
+     * kernel's own) */
     for (size_t i = 0; i < ny; i++) yk[i] = NAN;
-    pt_qmatmul(pw, &qa, yk, 0, rows);
+    void *scratch = malloc(pt_qmatmul_scratch_bytes(cpu, cols) + 1);
+    pt_qmatmul(pw, &qa, yk, 0, rows, scratch);
+    free(scratch);
     int bad = 0;
     size_t first = 0;
     for (size_t i = 0; i < ny; i++)
@@ -225,7 +228,7 @@ static void check_shape(const pt_cpu *cpu, uint32_t type, int64_t rows, int64_t 
     /* an unaligned row range writes exactly its rows */
     const int64_t r0 = rows > 3 ? 3 : 0, r1 = rows > 5 ? rows - 2 : rows;
     for (size_t i = 0; i < ny; i++) yk[i] = -7.0f;
-    pt_qmatmul(pw, &qa, yk, r0, r1);
+    pt_qmatmul(pw, &qa, yk, r0, r1, NULL);
     bad = 0;
     for (int64_t t = 0; t < n_tok; t++)
         for (int64_t r = 0; r < rows; r++) {
@@ -266,6 +269,11 @@ static void test_variant(const pt_cpu *cpu) {
          * of 2048 columns) and the tokens into several tiles */
         check_shape(cpu, types[ti], 700, 2048, 19);
         check_shape(cpu, types[ti], 700, 2048, 1);
+        /* AMX: several 16-token tiles, with and without a tail, panels of
+         * one or many groups (8960 columns: 2 groups per panel) */
+        check_shape(cpu, types[ti], 700, 2048, 37);
+        check_shape(cpu, types[ti], 45, 160, 32);
+        check_shape(cpu, types[ti], 33, 8960, 18);
         /* every row and column count on a few token counts */
         for (size_t ri = 0; ri < sizeof rows_list / sizeof *rows_list; ri++)
             for (size_t ci = 0; ci < sizeof cols_list / sizeof *cols_list; ci++) {
@@ -288,7 +296,7 @@ static void mm_task(void *ctx, int task, int n_tasks, int thread) {
     mm_job *j = ctx;
     int64_t r0, r1;
     pt_qweights_split(j->w, task, n_tasks, &r0, &r1);
-    pt_qmatmul(j->w, j->x, j->y, r0, r1);
+    pt_qmatmul(j->w, j->x, j->y, r0, r1, NULL);
 }
 
 static void test_threads(const pt_cpu *cpu) {
@@ -366,10 +374,10 @@ static void test_override(const pt_cpu *native) {
 int main(void) {
     pt_cpu native;
     CHECK(pt_cpu_detect_with(&native, NULL) == 0, "detect");
-    printf("cpu: avx2 %d fma %d f16c %d avx512f %d bw %d vl %d vnni %d avxvnni %d neon %d dotprod %d i8mm %d; "
-           "best %s\n",
+    printf("cpu: avx2 %d fma %d f16c %d avx512f %d bw %d vl %d vnni %d avxvnni %d amx %d neon %d dotprod %d "
+           "i8mm %d; best %s\n",
            native.avx2, native.fma, native.f16c, native.avx512f, native.avx512bw, native.avx512vl,
-           native.avx512vnni, native.avxvnni, native.neon, native.dotprod, native.i8mm,
+           native.avx512vnni, native.avxvnni, native.amx, native.neon, native.dotprod, native.i8mm,
            pt_cpu_variant_name(native.variant));
 
     for (size_t ti = 0; ti < 3; ti++) test_oracle(types[ti]);

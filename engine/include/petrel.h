@@ -76,8 +76,9 @@ typedef struct pt_model_info {
     const char *ftype;       /* dominant tensor type, e.g. "Q4_1" */
     const char *tokenizer;   /* "gpt2" (byte-level BPE) or "llama" (SentencePiece) */
     const char *chat_template_kind; /* "chatml", "llama3", "llama2", "zephyr" or "unknown" */
-    /* The CPU kernels: the variant the matrix products run on ("avx512vnni",
-     * "avxvnni", "avx2", "i8mm", "dotprod" or "ref", see PETREL_CPU), and
+    /* The CPU kernels: the variant the matrix products run on ("amx",
+     * "avx512vnni", "avxvnni", "avx2", "i8mm", "dotprod" or "ref", see
+     * PETREL_CPU), and
      * what loading repacked for it (matrices, heap bytes, wall seconds). */
     const char *kernels;
     int n_repacked;

@@ -134,7 +134,8 @@ void pt_attn_causal(const pt_cpu *cpu, float *out, int64_t out_stride, const flo
 #if defined(__x86_64__)
     case PT_CPU_AVX2:
     case PT_CPU_AVXVNNI: attn_avx2(ATTN_PASS); return;
-    case PT_CPU_AVX512VNNI: attn_avx512(ATTN_PASS); return;
+    case PT_CPU_AVX512VNNI:
+    case PT_CPU_AMX: attn_avx512(ATTN_PASS); return;
 #endif
     default: attn_w4(ATTN_PASS); return;
     }

@@ -9,6 +9,10 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #elif defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
@@ -20,6 +24,20 @@
 #define XCR0_OPMASK (1u << 5)   /* k0-k7 */
 #define XCR0_ZMM_HI256 (1u << 6) /* upper halves of zmm0-15 */
 #define XCR0_HI16_ZMM (1u << 7)  /* zmm16-31 */
+#define XCR0_XTILECFG (1u << 17) /* AMX tile configuration */
+#define XCR0_XTILEDATA (1u << 18) /* AMX tile registers (8 KiB) */
+
+/* Linux keeps the AMX tile state off until a process asks for it
+ * (arch/x86/include/uapi/asm/prctl.h); the grant is for the whole process
+ * and idempotent, so asking at every detection is harmless. */
+static bool amx_permitted(void) {
+#if defined(__linux__)
+    enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+    return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+#else
+    return false; /* other systems: not wired up here, stay on AVX-512 */
+#endif
+}
 
 static unsigned read_xcr0(void) {
     unsigned lo, hi;
@@ -44,9 +62,9 @@ static void detect_x86(pt_cpu *c) {
     if (!ymm_ok) return;
 
     unsigned max_leaf = __get_cpuid_max(0, NULL);
-    unsigned b7 = 0, c7 = 0, a71 = 0;
+    unsigned b7 = 0, c7 = 0, d7 = 0, a71 = 0;
     if (max_leaf >= 7) {
-        __cpuid_count(7, 0, a, b7, c7, d);
+        __cpuid_count(7, 0, a, b7, c7, d7);
         unsigned max_sub = a;
         if (max_sub >= 1) __cpuid_count(7, 1, a71, b, cx, d);
     }
@@ -59,6 +77,9 @@ static void detect_x86(pt_cpu *c) {
         c->avx512bw = b7 & (1u << 30);
         c->avx512vl = b7 & (1u << 31);
         c->avx512vnni = c7 & (1u << 11);
+        const bool amx_cpu = (d7 & (1u << 24)) && (d7 & (1u << 25)); /* AMX-TILE, AMX-INT8 */
+        const unsigned tile_bits = XCR0_XTILECFG | XCR0_XTILEDATA;
+        c->amx = amx_cpu && (xcr0 & tile_bits) == tile_bits && amx_permitted();
     }
 }
 #endif
@@ -89,6 +110,7 @@ static const char *const variant_names[PT_CPU_VARIANT_COUNT] = {
     [PT_CPU_AVX512VNNI] = "avx512vnni",
     [PT_CPU_DOTPROD] = "dotprod",
     [PT_CPU_I8MM] = "i8mm",
+    [PT_CPU_AMX] = "amx",
 };
 
 const char *pt_cpu_variant_name(pt_cpu_variant v) {
@@ -103,6 +125,7 @@ bool pt_cpu_has_variant(const pt_cpu *c, pt_cpu_variant v) {
     case PT_CPU_AVXVNNI: return avx2 && c->avxvnni;
     case PT_CPU_AVX512VNNI:
         return avx2 && c->avx512f && c->avx512bw && c->avx512vl && c->avx512vnni;
+    case PT_CPU_AMX: return pt_cpu_has_variant(c, PT_CPU_AVX512VNNI) && c->amx;
     case PT_CPU_DOTPROD: return c->neon && c->dotprod;
     case PT_CPU_I8MM: return c->neon && c->dotprod && c->i8mm;
     default: return false;

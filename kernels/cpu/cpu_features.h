@@ -8,8 +8,8 @@
  * plain C reference path is used.
  *
  * The environment variable PETREL_CPU forces a variant (for tests and for
- * comparing speed): "ref", "avx2", "avxvnni", "avx512vnni", "dotprod",
- * "i8mm", or "native" / unset for the best the CPU has. A forced variant
+ * comparing speed): "ref", "avx2", "avxvnni", "avx512vnni", "amx",
+ * "dotprod", "i8mm", or "native" / unset for the best the CPU has. A forced variant
  * the CPU cannot run is refused (never executed: it would be SIGILL).
  * No engine types cross this header.
  */
@@ -21,7 +21,8 @@
 /* Kernel variants, each a family of int8 kernels for one instruction set.
  * On each architecture a larger value needs a superset of the features of
  * a smaller one (AVX-VNNI ymm needs AVX2; AVX-512 VNNI needs AVX2 too;
- * i8mm is only used together with dotprod). */
+ * AMX needs AVX-512 VNNI, whose kernels it keeps for decode; i8mm is only
+ * used together with dotprod). */
 typedef enum pt_cpu_variant {
     PT_CPU_REF = 0,        /* plain C: the quant.h reference path */
     PT_CPU_AVX2 = 1,       /* x86-64: AVX2 + FMA + F16C, vpmaddubsw */
@@ -29,6 +30,7 @@ typedef enum pt_cpu_variant {
     PT_CPU_AVX512VNNI = 3, /* x86-64: AVX-512 F/BW/VL + VNNI, vpdpbusd on zmm */
     PT_CPU_DOTPROD = 4,    /* arm64: NEON + sdot (ARMv8.2 dotprod) */
     PT_CPU_I8MM = 5,       /* arm64: NEON + smmla (ARMv8.6 i8mm) */
+    PT_CPU_AMX = 6,        /* x86-64: AVX-512 VNNI + AMX-INT8 tiles for prefill */
     PT_CPU_VARIANT_COUNT
 } pt_cpu_variant;
 
@@ -37,6 +39,9 @@ typedef struct pt_cpu {
     bool avx2, fma, f16c;
     bool avx512f, avx512bw, avx512vl, avx512vnni;
     bool avxvnni;
+    /* AMX-TILE and AMX-INT8, with the tile state enabled in XCR0 and (on
+     * Linux) this process granted its use by arch_prctl */
+    bool amx;
     /* arm64 */
     bool neon, dotprod, i8mm;
     /* the variant kernels use: the best available, or the one PETREL_CPU

@@ -65,7 +65,8 @@ void pt_silu_mul_simd(const pt_cpu *cpu, float *out, const float *gate, const fl
 #if defined(__x86_64__)
     case PT_CPU_AVX2:
     case PT_CPU_AVXVNNI: silu_avx2(out, gate, up, n); return;
-    case PT_CPU_AVX512VNNI: silu_avx512(out, gate, up, n); return;
+    case PT_CPU_AVX512VNNI:
+    case PT_CPU_AMX: silu_avx512(out, gate, up, n); return;
 #endif
     default: silu_w4(out, gate, up, n); return;
     }

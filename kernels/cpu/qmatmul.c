@@ -72,7 +72,8 @@ void pt_qact_quantize(const pt_cpu *cpu, const float *x, pt_qact *a, int64_t t0,
 #if defined(__x86_64__)
     case PT_CPU_AVX2:
     case PT_CPU_AVXVNNI: pt_qquant_avx2(x, a, t0, t1); return;
-    case PT_CPU_AVX512VNNI: pt_qquant_avx512(x, a, t0, t1); return;
+    case PT_CPU_AVX512VNNI:
+    case PT_CPU_AMX: pt_qquant_avx512(x, a, t0, t1); return;
 #endif
 #if defined(__aarch64__)
     case PT_CPU_DOTPROD:
@@ -153,6 +154,7 @@ static bool layout_of(pt_cpu_variant v, variant_layout *out) {
     case PT_CPU_AVX2: *out = (variant_layout){8, 4, 0, pt_qmm_avx2}; return true;
     case PT_CPU_AVXVNNI: *out = (variant_layout){8, 4, 128, pt_qmm_avxvnni}; return true;
     case PT_CPU_AVX512VNNI: *out = (variant_layout){16, 4, 128, pt_qmm_avx512}; return true;
+    case PT_CPU_AMX: *out = (variant_layout){16, 4, 128, pt_qmm_amx}; return true;
 #endif
 #if defined(__aarch64__)
     case PT_CPU_DOTPROD: *out = (variant_layout){8, 4, 0, pt_qmm_dotprod}; return true;
@@ -307,9 +309,19 @@ void pt_qweights_dequant_row(const pt_qweights *w, int64_t r, float *dst) {
     }
 }
 
-void pt_qmatmul(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1) {
+size_t pt_qmatmul_scratch_bytes(const pt_cpu *cpu, int64_t cols) {
+#if defined(__x86_64__)
+    if (cpu->variant == PT_CPU_AMX) return pt_qmm_amx_scratch_bytes(cols);
+#endif
+    (void)cpu;
+    (void)cols;
+    return 0;
+}
+
+void pt_qmatmul(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1,
+                void *scratch) {
     if (r0 < 0) r0 = 0;
     if (r1 > w->rows) r1 = w->rows;
     if (r0 >= r1 || x->n_tok <= 0) return;
-    w->fn(w, x, y, r0, r1);
+    w->fn(w, x, y, r0, r1, scratch);
 }

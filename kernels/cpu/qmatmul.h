@@ -6,8 +6,8 @@
  * as exact integer dots per block, scaled in float.
  *
  * Types with a fast path: Q4_0, Q4_1, Q8_0 (cols a multiple of 32), on
- * the variants AVX2, AVX-VNNI, AVX-512 VNNI (x86-64) and NEON dotprod / i8mm
- * (arm64); see cpu_features.h. Everything else stays on pt_matmul_ref.
+ * the variants AVX2, AVX-VNNI, AVX-512 VNNI, AMX (x86-64) and NEON dotprod /
+ * i8mm (arm64); see cpu_features.h. Everything else stays on pt_matmul_ref.
  *
  * Typical use (one matrix, n_tok tokens; threads split rows):
  *
@@ -18,8 +18,9 @@
  *              pt_qact_quantize(&cpu, x, &qa, t0, t1);  all tokens, once per
  *                                                        input (may be split
  *                                                        over threads by tokens)
- *              pt_qmatmul(pw, &qa, y, r0, r1);          each thread its rows,
- *                                                        from pt_qweights_split()
+ *              pt_qmatmul(pw, &qa, y, r0, r1, scratch); each thread its rows
+ *                                                        (pt_qweights_split) and
+ *                                                        its own scratch
  *
  * Splitting: decode (n_tok 1) is bandwidth-bound, so give each thread one
  * even share (n_tasks = threads); prefill is compute-bound, so give fast
@@ -130,8 +131,16 @@ void pt_qweights_dequant_row(const pt_qweights *w, int64_t r, float *dst);
 
 /* y[t * rows + r] for t in [0, x->n_tok), r in [r0, r1): the product of
  * row r with token t as specified above. x->cols must equal the matrix's
- * cols. Rows outside [r0, r1) of y are not touched. */
-void pt_qmatmul(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1);
+ * cols. Rows outside [r0, r1) of y are not touched. scratch: the calling
+ * thread's own pt_qmatmul_scratch_bytes(cpu, cols) bytes, or NULL (a
+ * variant that needs scratch then allocates it per call). */
+void pt_qmatmul(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1,
+                void *scratch);
+
+/* Bytes of per-thread scratch pt_qmatmul wants for matrices of at most
+ * cols columns packed for cpu->variant (0: none; AMX unpacks a panel of
+ * weights there, a few hundred KiB). */
+size_t pt_qmatmul_scratch_bytes(const pt_cpu *cpu, int64_t cols);
 
 /* The same result in plain C from the original GGML matrix (the oracle of
  * the tests; slow). Types Q4_0, Q4_1, Q8_0. */

@@ -107,7 +107,8 @@ static TGT void tile_any(const pt_qweights *w, const pt_qact *x, const uint8_t *
 
 #define L2_BLOCK (384 * 1024) /* bytes of packed weights per row block */
 
-TGT void pt_qmm_avx2(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1) {
+TGT void pt_qmm_avx2(PT_QMM_ARGS) {
+    (void)scratch; /* needs none */
     pt_qmm_walk(w, x, y, r0, r1, TMAX, L2_BLOCK, tile_any);
 }
 

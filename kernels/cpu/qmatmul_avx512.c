@@ -230,7 +230,8 @@ static TGT void gemm(const pt_qweights *w, const pt_qact *x, float *y, int64_t r
     }
 }
 
-TGT void pt_qmm_avx512(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1) {
+TGT void pt_qmm_avx512(PT_QMM_ARGS) {
+    (void)scratch; /* needs none */
     if (x->n_tok != 1) {
         gemm(w, x, y, r0, r1);
         return;

@@ -34,7 +34,7 @@
 #include "quant.h"
 
 typedef void (*pt_qmm_fn)(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0,
-                          int64_t r1);
+                          int64_t r1, void *scratch); /* see the entry points below */
 typedef void (*pt_qquant_fn)(const float *x, pt_qact *a, int64_t t0, int64_t t1);
 
 struct pt_qweights {
@@ -121,17 +121,22 @@ static inline void pt_qmm_walk(const pt_qweights *w, const pt_qact *x, float *y,
 
 /* Kernel entry points, one per variant (defined only on their arch). Each
  * computes rows [r0, r1) for every token of x, walking whole groups and
- * storing only rows inside the range. */
+ * storing only rows inside the range. scratch: pt_qmatmul_scratch_bytes()
+ * of the thread's own, or NULL (a kernel that needs some then allocates
+ * it per call); only the AMX kernel uses it. */
+#define PT_QMM_ARGS const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1, void *scratch
 #if defined(__x86_64__)
-void pt_qmm_avx2(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1);
-void pt_qmm_avxvnni(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1);
-void pt_qmm_avx512(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1);
+void pt_qmm_avx2(PT_QMM_ARGS);
+void pt_qmm_avxvnni(PT_QMM_ARGS);
+void pt_qmm_avx512(PT_QMM_ARGS);
+void pt_qmm_amx(PT_QMM_ARGS);
+size_t pt_qmm_amx_scratch_bytes(int64_t cols);
 void pt_qquant_avx2(const float *x, pt_qact *a, int64_t t0, int64_t t1);
 void pt_qquant_avx512(const float *x, pt_qact *a, int64_t t0, int64_t t1);
 #endif
 #if defined(__aarch64__)
-void pt_qmm_dotprod(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1);
-void pt_qmm_i8mm(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1);
+void pt_qmm_dotprod(PT_QMM_ARGS);
+void pt_qmm_i8mm(PT_QMM_ARGS);
 void pt_qquant_neon(const float *x, pt_qact *a, int64_t t0, int64_t t1);
 #endif
 

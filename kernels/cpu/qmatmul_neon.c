@@ -216,7 +216,8 @@ static TGT_DOT void tile_dot_any(const pt_qweights *w, const pt_qact *x, const u
 
 #define L2_BLOCK (256 * 1024) /* bytes of packed weights per row block */
 
-TGT_DOT void pt_qmm_dotprod(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1) {
+TGT_DOT void pt_qmm_dotprod(PT_QMM_ARGS) {
+    (void)scratch; /* needs none */
     pt_qmm_walk(w, x, y, r0, r1, TMAX_DOT, L2_BLOCK, tile_dot_any);
 }
 
@@ -404,7 +405,8 @@ static TGT_MM void tile_mm_any(const pt_qweights *w, const pt_qact *x, const uin
     }
 }
 
-TGT_MM void pt_qmm_i8mm(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1) {
+TGT_MM void pt_qmm_i8mm(PT_QMM_ARGS) {
+    (void)scratch; /* needs none */
     pt_qmm_walk(w, x, y, r0, r1, TMAX_MM, L2_BLOCK, tile_mm_any);
 }
 
