@@ -23,6 +23,13 @@
  *       12 independent accumulators per thread; prints int8 GOPS (2 ops per
  *       multiply-add, over the slowest thread's CPU time) and the ISA used.
  *       A cross-check of the formula peak.
+ *   machine_probe amx [THREADS]
+ *       the same for Intel AMX tiles (x86-64 with AMX-INT8, after asking
+ *       Linux for the tile state): 4 independent TDPBSSD of 16 x 16 sums
+ *       over K = 32 per step, the tile shape petrel's AMX kernel uses (one
+ *       32-element quant block per product); prints amx_gops (0 without
+ *       AMX). The vpdpbusd formula stays the judged bound; this shows how
+ *       far above it the tile unit goes.
  *
  * Output is one "key value" pair a line, for bench/compare.py to read.
  * Build: cc -O2 -pthread bench/machine_probe.c -o machine_probe (no -march
@@ -226,7 +233,7 @@ typedef struct i8_job {
     int32_t sink;
 } i8_job;
 
-enum { ISA_NONE, ISA_AVX512VNNI, ISA_AVXVNNI, ISA_AVX2, ISA_SDOT };
+enum { ISA_NONE, ISA_AVX512VNNI, ISA_AVXVNNI, ISA_AVX2, ISA_SDOT, ISA_AMX /* amx mode only */ };
 static const char *ISA_NAME[] = {"none", "avx512_vnni", "avx_vnni", "avx2", "neon_dotprod"};
 /* int8 multiply-adds per instruction group of each loop body below */
 static const double MACS_PER_STEP[] = {0, 64.0 * NACC, 32.0 * NACC, 32.0 * NACC, 16.0 * NACC};
@@ -299,6 +306,60 @@ __attribute__((target("+dotprod"))) static int32_t loop_sdot(void) {
 }
 #endif
 
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#define AMX_ITERS 20000000ull /* x 4 products of 16 x 16 x 32 */
+
+/* LDTILECFG operand, palette 1: tiles 0-3 sums (16 x 64 bytes), 4 the
+ * 16 x 32-byte A operand, 5 the 8 x 64-byte B operand. */
+typedef struct amx_config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} amx_config;
+
+static int amx_usable(void) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+    if (!((d >> 24) & 1) || !((d >> 25) & 1)) return 0; /* AMX-TILE, AMX-INT8 */
+    /* ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA */
+    return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+}
+
+__attribute__((target("amx-tile,amx-int8"))) static int32_t loop_amx(void) {
+    amx_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int i = 0; i < 4; i++) {
+        cfg.rows[i] = 16;
+        cfg.colsb[i] = 64;
+    }
+    cfg.rows[4] = 16;
+    cfg.colsb[4] = 32;
+    cfg.rows[5] = 8;
+    cfg.colsb[5] = 64;
+    static const int8_t ones[16 * 64] = {1};
+    int32_t out[16 * 16];
+    _tile_loadconfig(&cfg);
+    _tile_loadd(4, ones, 32);
+    _tile_loadd(5, ones, 64);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (uint64_t i = 0; i < AMX_ITERS; i++) {
+        _tile_dpbssd(0, 4, 5);
+        _tile_dpbssd(1, 4, 5);
+        _tile_dpbssd(2, 4, 5);
+        _tile_dpbssd(3, 4, 5);
+    }
+    _tile_stored(0, out, 64);
+    _tile_release();
+    return out[0];
+}
+#endif
+
 static int detect_isa(void) {
 #if defined(__x86_64__)
     __builtin_cpu_init();
@@ -331,6 +392,9 @@ static void *i8_thread(void *arg) {
     case ISA_AVXVNNI: j->sink = loop_avxvnni(); break;
     case ISA_AVX2: j->sink = loop_avx2(); break;
 #endif
+#if defined(__x86_64__) && defined(__linux__)
+    case ISA_AMX: j->sink = loop_amx(); break;
+#endif
 #if defined(__aarch64__)
     case ISA_SDOT: j->sink = loop_sdot(); break;
 #endif
@@ -338,6 +402,30 @@ static void *i8_thread(void *arg) {
     }
     j->seconds = thread_cpu_s() - t0;
     return NULL;
+}
+
+static int run_amx(int threads) {
+#if defined(__x86_64__) && defined(__linux__)
+    if (amx_usable()) {
+        pthread_t th[64];
+        i8_job jobs[64];
+        for (int t = 0; t < threads; t++) {
+            jobs[t] = (i8_job){.isa = ISA_AMX};
+            pthread_create(&th[t], NULL, i8_thread, &jobs[t]);
+        }
+        double worst = 0;
+        for (int t = 0; t < threads; t++) {
+            pthread_join(th[t], NULL);
+            if (jobs[t].seconds > worst) worst = jobs[t].seconds;
+        }
+        const double macs = 4.0 * 16 * 16 * 32 * (double)AMX_ITERS * threads;
+        printf("amx_threads %d\namx_gops %.1f\n", threads, 2.0 * macs / worst / 1e9);
+        return 0;
+    }
+#endif
+    (void)threads;
+    printf("amx_gops 0\n");
+    return 0;
 }
 
 static int run_int8(int threads) {
@@ -378,6 +466,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(mode, "clock")) return run_clock(threads);
     if (!strcmp(mode, "int8")) return run_int8(threads);
-    fprintf(stderr, "usage: machine_probe bw|clock|int8 [THREADS] [MIB] [PASSES]\n");
+    if (!strcmp(mode, "amx")) return run_amx(threads);
+    fprintf(stderr, "usage: machine_probe bw|clock|int8|amx [THREADS] [MIB] [PASSES]\n");
     return 2;
 }
