@@ -57,6 +57,8 @@ struct pt_llm {
                                    share one `packed` (owned by output) */
     const float *rope_freqs;    /* [n_rot/2] per-frequency divisors, or NULL */
     pt_llm_layer *layers;       /* [n_layer] */
+    float *vectors;             /* heap copy every const float * above points into
+                                   (norms, biases, rope_freqs), see own_vectors */
 };
 
 #endif

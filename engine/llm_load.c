@@ -439,6 +439,66 @@ static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_load_progress_fn fn, v
     return st;
 }
 
+/* The F32 vectors of the model (norm weights, biases, rope_freqs) are a
+ * few KiB each, but they sit between the big matrices in the file. Read
+ * from the mapping at every step, each would fault in the page-cache folio
+ * around it, and on kernels with large folios that maps up to megabytes of
+ * already repacked (and dropped) weights back into the RSS: 65 MiB for
+ * SmolLM2. So they are copied into one heap block and their pages dropped
+ * too; dropping read-only private pages is always safe (a read faults
+ * them in again). */
+static pt_status own_vectors(pt_llm *m, const pt_gguf *g, pt_error *err) {
+    const int64_t E = m->hp.n_embd, D = m->hp.head_dim;
+    const int64_t QD = (int64_t)m->hp.n_head * D, KD = (int64_t)m->hp.n_head_kv * D;
+    const int n = 2 + 7 * m->hp.n_layer; /* the vector fields of pt_llm */
+    const float ***slot = malloc((size_t)n * sizeof *slot);
+    int64_t *len = malloc((size_t)n * sizeof *len);
+    if (!slot || !len) {
+        free(slot);
+        free(len);
+        return pt_fail(err, PT_ERR_NOMEM, "out of memory for the model's vectors");
+    }
+    int k = 0;
+    slot[k] = &m->output_norm, len[k++] = E;
+    slot[k] = &m->rope_freqs, len[k++] = m->hp.n_rot / 2;
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        pt_llm_layer *L = &m->layers[il];
+        slot[k] = &L->attn_norm, len[k++] = E;
+        slot[k] = &L->ffn_norm, len[k++] = E;
+        slot[k] = &L->bq, len[k++] = QD;
+        slot[k] = &L->bk, len[k++] = KD;
+        slot[k] = &L->bv, len[k++] = KD;
+        slot[k] = &L->q_norm, len[k++] = D;
+        slot[k] = &L->k_norm, len[k++] = D;
+    }
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        if (*slot[i]) total += (size_t)len[i];
+    m->vectors = malloc((total ? total : 1) * sizeof(float));
+    if (!m->vectors) {
+        free(slot);
+        free(len);
+        return pt_fail(err, PT_ERR_NOMEM, "out of memory for the model's vectors");
+    }
+    float *p = m->vectors;
+    const long page = sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < n; i++) {
+        const float *src = *slot[i];
+        if (!src) continue;
+        memcpy(p, src, (size_t)len[i] * sizeof(float));
+        *slot[i] = p;
+        p += len[i];
+        if (g->owns_map && page > 0) { /* the whole pages it touched */
+            const uintptr_t a = (uintptr_t)src & ~((uintptr_t)page - 1);
+            const uintptr_t b = ((uintptr_t)(src + len[i]) + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+            madvise((void *)a, b - a, MADV_DONTNEED); /* a failure only costs memory */
+        }
+    }
+    free(slot);
+    free(len);
+    return PT_OK;
+}
+
 pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err) {
     return pt_llm_load_with(g, NULL, NULL, NULL, out, err);
 }
@@ -484,7 +544,7 @@ pt_status pt_llm_load_with(const pt_gguf *g, const pt_cpu *cpu, pt_load_progress
     }
     for (int il = 0; il < hp->n_layer; il++)
         if ((st = load_layer(&f, hp, il, &m->layers[il]))) goto fail;
-    if ((st = pack_all(m, g, fn, user, err))) goto fail;
+    if ((st = pack_all(m, g, fn, user, err)) || (st = own_vectors(m, g, err))) goto fail;
     *out = m;
     return PT_OK;
 fail:
@@ -506,6 +566,7 @@ void pt_llm_free(pt_llm *m) {
         pt_qweights_free(L->w_down.packed);
     }
     free(m->layers);
+    free(m->vectors);
     free(m);
 }
 
