@@ -311,7 +311,7 @@ void pt_qweights_dequant_row(const pt_qweights *w, int64_t r, float *dst) {
 
 size_t pt_qmatmul_scratch_bytes(const pt_cpu *cpu, int64_t cols) {
 #if defined(__x86_64__)
-    if (cpu->variant == PT_CPU_AMX) return pt_qmm_amx_scratch_bytes(cols);
+    if (cpu->variant == PT_CPU_AVX512VNNI || cpu->variant == PT_CPU_AMX) return pt_qmm_zmm_scratch_bytes(cols);
 #endif
     (void)cpu;
     (void)cols;

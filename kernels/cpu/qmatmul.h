@@ -138,8 +138,8 @@ void pt_qmatmul(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, in
                 void *scratch);
 
 /* Bytes of per-thread scratch pt_qmatmul wants for matrices of at most
- * cols columns packed for cpu->variant (0: none; AMX unpacks a panel of
- * weights there, a few hundred KiB). */
+ * cols columns packed for cpu->variant (0: none; AVX-512 and AMX unpack a
+ * panel of weights there, a few hundred KiB). */
 size_t pt_qmatmul_scratch_bytes(const pt_cpu *cpu, int64_t cols);
 
 /* The same result in plain C from the original GGML matrix (the oracle of

@@ -23,12 +23,11 @@
  * block b + 1 while the vector units scale block b; the 16 float sums stay
  * in registers for the whole row of blocks.
  *
- * Panel. The B operand must hold signed codes for TDPBSSD (Q4_0: nibble -
- * 8; Q8_0: the packed code + 128 flipped back) or plain nibbles for
- * TDPBSUD (Q4_1, whose min term is added in float). A call unpacks a panel
- * of whole groups (about PANEL_BYTES, L2 resident) into its scratch once
- * and sweeps every token through it, so each weight is unpacked once per
- * call, not once per token tile.
+ * Panel (qmatmul_zmm.h). The B operand must hold signed codes for TDPBSSD
+ * (Q4_0: nibble - 8; Q8_0: the packed code + 128 flipped back) or plain
+ * nibbles for TDPBSUD (Q4_1, whose min term is added in float). A call
+ * unpacks a panel of whole groups into its scratch once and sweeps every
+ * token through it.
  *
  * Token tail. The last n_tok % 16 tokens go to the AVX-512 kernel (on a
  * view of x from there), which gives the same bits; tiles are always full.
@@ -43,6 +42,7 @@
 #include <stdlib.h>
 
 #include "qmatmul_impl.h"
+#include "qmatmul_zmm.h"
 
 #define TGT                                                                                        \
     __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
@@ -50,8 +50,6 @@
 
 enum { K_Q4_0, K_Q4_1, K_Q8_0 };
 #define TT 16                    /* tokens per tile */
-#define BLOCK_B 512              /* bytes of one unpacked block of one group (8 x 64) */
-#define PANEL_BYTES (256 * 1024) /* unpacked weights per panel: L2 resident */
 #define AMX_MIN_TOK 16           /* fewer tokens: the AVX-512 kernels are as fast */
 
 /* LDTILECFG's 64-byte operand (palette 1). Tiles 0, 1: C; 2, 3: A; 4, 5:
@@ -72,42 +70,6 @@ static void make_config(tile_config *c) {
         c->colsb[2 + s] = PT_QACT_BLOCK;
         c->rows[4 + s] = 8;
         c->colsb[4 + s] = 64;
-    }
-}
-
-/* Groups [gs, ge) into panel: per group, per block, the 8 B rows of 64
- * bytes. Packed Q4 blocks are 4 vectors whose low nibbles are quads 0..3
- * and high nibbles quads 4..7; packed Q8_0 codes are stored + 128. */
-INLINE TGT void unpack_panel(const pt_qweights *w, int64_t gs, int64_t ge, const int kind,
-                             uint8_t *panel) {
-    const __m512i m4 = _mm512_set1_epi8(0x0f), eight = _mm512_set1_epi8(8);
-    const __m512i top = _mm512_set1_epi8((char)0x80);
-    for (int64_t g = gs; g < ge; g++) {
-        const uint8_t *group = pt_qw_group(w, g);
-        uint8_t *out = panel + (size_t)(g - gs) * (size_t)w->nb * BLOCK_B;
-        for (int64_t b = 0; b < w->nb; b++, out += BLOCK_B) {
-            const uint8_t *qp = pt_qw_quants(w, group, b);
-            if (kind == K_Q8_0) {
-                PT_UNROLL
-                for (int c = 0; c < 8; c++) {
-                    const __m512i v = _mm512_load_si512((const void *)(qp + 64 * c));
-                    _mm512_store_si512((void *)(out + 64 * c), _mm512_xor_si512(v, top));
-                }
-                continue;
-            }
-            PT_UNROLL
-            for (int c = 0; c < 4; c++) {
-                const __m512i v = _mm512_load_si512((const void *)(qp + 64 * c));
-                __m512i lo = _mm512_and_si512(v, m4);
-                __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-                if (kind == K_Q4_0) {
-                    lo = _mm512_sub_epi8(lo, eight);
-                    hi = _mm512_sub_epi8(hi, eight);
-                }
-                _mm512_store_si512((void *)(out + 64 * c), lo);
-                _mm512_store_si512((void *)(out + 64 * (c + 4)), hi);
-            }
-        }
     }
 }
 
@@ -157,13 +119,13 @@ INLINE TGT void tile_row(const pt_qweights *w, const pt_qact *x, int64_t t0, con
     AMX_BLOCK(0, 2, 4, kind, a, cols, pb, cs[0]);
     int64_t b = 1;
     for (; b + 1 < nb; b += 2) {
-        AMX_BLOCK(1, 3, 5, kind, a + b * PT_QACT_BLOCK, cols, pb + b * BLOCK_B, cs[1]);
+        AMX_BLOCK(1, 3, 5, kind, a + b * PT_QACT_BLOCK, cols, pb + b * PT_PANEL_BLOCK, cs[1]);
         scale_block(w, group, b - 1, d, ds, kind, cs[0], acc);
-        AMX_BLOCK(0, 2, 4, kind, a + (b + 1) * PT_QACT_BLOCK, cols, pb + (b + 1) * BLOCK_B, cs[0]);
+        AMX_BLOCK(0, 2, 4, kind, a + (b + 1) * PT_QACT_BLOCK, cols, pb + (b + 1) * PT_PANEL_BLOCK, cs[0]);
         scale_block(w, group, b, d, ds, kind, cs[1], acc);
     }
     if (b < nb) { /* even nb: the last block goes on set 1 */
-        AMX_BLOCK(1, 3, 5, kind, a + b * PT_QACT_BLOCK, cols, pb + b * BLOCK_B, cs[1]);
+        AMX_BLOCK(1, 3, 5, kind, a + b * PT_QACT_BLOCK, cols, pb + b * PT_PANEL_BLOCK, cs[1]);
         scale_block(w, group, b - 1, d, ds, kind, cs[0], acc);
         scale_block(w, group, b, d, ds, kind, cs[1], acc);
     } else {
@@ -176,14 +138,6 @@ INLINE TGT void tile_row(const pt_qweights *w, const pt_qact *x, int64_t t0, con
     PT_UNROLL
     for (int t = 0; t < TT; t++) _mm512_mask_storeu_ps(y + (t0 + t) * w->rows + row0, mask, acc[t]);
 }
-
-/* Scratch: the panel, PANEL_BYTES or 2 groups when more. */
-static size_t panel_bytes(int64_t nb) {
-    const size_t two = 2 * (size_t)nb * BLOCK_B;
-    return two > PANEL_BYTES ? two : PANEL_BYTES;
-}
-
-size_t pt_qmm_amx_scratch_bytes(int64_t cols) { return 64 + panel_bytes(cols / PT_QACT_BLOCK); }
 
 /* Tokens [t0, n_tok) of x as an activation of their own. */
 static pt_qact token_tail(const pt_qact *x, int64_t t0) {
@@ -203,16 +157,17 @@ static pt_qact token_tail(const pt_qact *x, int64_t t0) {
 INLINE TGT void gemm(const pt_qweights *w, const pt_qact *x, int64_t n_full, float *y, int64_t r0,
                      int64_t r1, uint8_t *panel, const int kind) {
     const int64_t g0 = r0 / 16, g1 = (r1 + 15) / 16;
-    const int64_t P = (int64_t)(panel_bytes(w->nb) / ((size_t)w->nb * BLOCK_B));
+    const int64_t P = pt_panel_groups(w->nb);
     tile_config cfg;
     make_config(&cfg);
     _tile_loadconfig(&cfg);
     for (int64_t gs = g0; gs < g1; gs += P) {
         const int64_t ge = gs + P < g1 ? gs + P : g1;
-        unpack_panel(w, gs, ge, kind, panel);
+        /* signed codes for TDPBSSD; Q4_1 keeps its nibbles (TDPBSUD) */
+        pt_zmm_unpack_panel(w, gs, ge, kind == K_Q4_0 ? 8 : 0, 0x80, panel);
         for (int64_t t0 = 0; t0 < n_full; t0 += TT)
             for (int64_t g = gs; g < ge; g++)
-                tile_row(w, x, t0, panel + (size_t)(g - gs) * (size_t)w->nb * BLOCK_B, g, kind, y, r0, r1);
+                tile_row(w, x, t0, panel + (size_t)(g - gs) * (size_t)w->nb * PT_PANEL_BLOCK, g, kind, y, r0, r1);
     }
     _tile_release();
 }
@@ -224,7 +179,7 @@ TGT void pt_qmm_amx(PT_QMM_ARGS) {
     }
     void *own = NULL;
     if (!scratch) {
-        scratch = own = malloc(pt_qmm_amx_scratch_bytes(w->cols));
+        scratch = own = malloc(pt_qmm_zmm_scratch_bytes(w->cols));
         if (!own) { /* no memory for a panel: the AVX-512 kernel needs none */
             pt_qmm_avx512(w, x, y, r0, r1, NULL);
             return;

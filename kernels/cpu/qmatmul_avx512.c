@@ -21,6 +21,7 @@
 #include <immintrin.h>
 
 #include "qmatmul_impl.h"
+#include "qmatmul_zmm.h"
 
 #define TGT __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
@@ -31,8 +32,10 @@ enum { K_Q4_0, K_Q4_1, K_Q8_0 };
 
 /* One tile: NG groups side by side (NG = 1 or 2, 16 or 32 rows) times T
  * tokens from t0, into y rows from row0[k] (lanes outside mask[k] not
- * stored). kind, NG and T are constants at every call site, so each
- * instance is fully unrolled.
+ * stored). kind, NG, T and U are constants at every call site, so each
+ * instance is fully unrolled. U: the Q4 codes come unpacked from a panel
+ * (qmatmul_zmm.h; block b of group k at panel[k] + 512 b), one byte per
+ * code as for Q8_0, with the block scales still from the packed groups.
  *
  * With two groups every activation broadcast feeds two vpdpbusd, which
  * halves the broadcast loads per multiply, and NG x T = 12 independent
@@ -43,9 +46,9 @@ enum { K_Q4_0, K_Q4_1, K_Q8_0 };
  * reference, so the result is bitwise the same. The offset correction is
  * broadcast straight from memory (s_m8 / s_m128): no integer ALU op per
  * token. */
-INLINE TGT void tile(const pt_qweights *w, const pt_qact *x, const uint8_t *const *group, const int NG,
-                     int64_t t0, const int T, const int kind, float *y, const int64_t *row0,
-                     const __mmask16 *mask) {
+INLINE TGT void tile(const pt_qweights *w, const pt_qact *x, const uint8_t *const *group,
+                     const uint8_t *const *panel, const int U, const int NG, int64_t t0, const int T,
+                     const int kind, float *y, const int64_t *row0, const __mmask16 *mask) {
     const int64_t nb = w->nb, cols = x->cols;
     const int8_t *a0 = x->q + t0 * cols;
     const float *d0 = x->d + t0 * nb, *ds0 = x->ds + t0 * nb;
@@ -72,8 +75,8 @@ INLINE TGT void tile(const pt_qweights *w, const pt_qact *x, const uint8_t *cons
                 __m512i W[2];
                 PT_UNROLL
                 for (int k = 0; k < NG; k++) {
-                    const uint8_t *qp = pt_qw_quants(w, group[k], b);
-                    if (kind == K_Q8_0)
+                    const uint8_t *qp = U ? panel[k] + b * PT_PANEL_BLOCK : pt_qw_quants(w, group[k], b);
+                    if (kind == K_Q8_0 || U)
                         W[k] = _mm512_load_si512((const void *)(qp + 64 * (c + 4 * h)));
                     else {
                         const __m512i v = _mm512_load_si512((const void *)(qp + 64 * c));
@@ -179,29 +182,34 @@ static TGT void gemv_any(const pt_qweights *w, const pt_qact *x, const uint8_t *
 #undef GEMV_CASE
 }
 
-#define TILE_CASES(NG, kind)                                                        \
-    switch (T) {                                                                    \
-    case 1: tile(w, x, group, NG, t0, 1, kind, y, row0, mask); break;               \
-    case 2: tile(w, x, group, NG, t0, 2, kind, y, row0, mask); break;               \
-    case 3: tile(w, x, group, NG, t0, 3, kind, y, row0, mask); break;               \
-    case 4: tile(w, x, group, NG, t0, 4, kind, y, row0, mask); break;               \
-    case 5: tile(w, x, group, NG, t0, 5, kind, y, row0, mask); break;               \
-    default: tile(w, x, group, NG, t0, 6, kind, y, row0, mask); break;              \
+#define TILE_CASES(U, NG, kind)                                                                    \
+    switch (T) {                                                                                   \
+    case 1: tile(w, x, group, panel, U, NG, t0, 1, kind, y, row0, mask); break;                    \
+    case 2: tile(w, x, group, panel, U, NG, t0, 2, kind, y, row0, mask); break;                    \
+    case 3: tile(w, x, group, panel, U, NG, t0, 3, kind, y, row0, mask); break;                    \
+    case 4: tile(w, x, group, panel, U, NG, t0, 4, kind, y, row0, mask); break;                    \
+    case 5: tile(w, x, group, panel, U, NG, t0, 5, kind, y, row0, mask); break;                    \
+    default: tile(w, x, group, panel, U, NG, t0, 6, kind, y, row0, mask); break;                   \
     }
-#define TILE_KINDS(NG)                                   \
-    switch (w->type) {                                   \
-    case PT_TYPE_Q4_0: TILE_CASES(NG, K_Q4_0) break;     \
-    case PT_TYPE_Q4_1: TILE_CASES(NG, K_Q4_1) break;     \
-    default: TILE_CASES(NG, K_Q8_0) break;               \
+#define TILE_KINDS(NG)                                                                             \
+    switch (w->type) {                                                                             \
+    case PT_TYPE_Q4_0:                                                                             \
+        if (panel) TILE_CASES(1, NG, K_Q4_0) else TILE_CASES(0, NG, K_Q4_0) break;                 \
+    case PT_TYPE_Q4_1:                                                                             \
+        if (panel) TILE_CASES(1, NG, K_Q4_1) else TILE_CASES(0, NG, K_Q4_1) break;                 \
+    default: TILE_CASES(0, NG, K_Q8_0) break;                                                      \
     }
 
-static TGT void tile_any(const pt_qweights *w, const pt_qact *x, const uint8_t *const *group, int NG,
-                         int64_t t0, int T, float *y, const int64_t *row0, const __mmask16 *mask) {
+/* panel: NULL, or the unpacked codes of the groups (Q4 types only) */
+static TGT void tile_any(const pt_qweights *w, const pt_qact *x, const uint8_t *const *group,
+                         const uint8_t *const *panel, int NG, int64_t t0, int T, float *y,
+                         const int64_t *row0, const __mmask16 *mask) {
     if (NG == 2) TILE_KINDS(2)
     else TILE_KINDS(1)
 }
 
 #define L2_BLOCK (384 * 1024) /* bytes of packed weights per row block */
+#define PANEL_MIN_TOK 24      /* fewer tokens: unpacking a panel does not pay */
 
 static inline __mmask16 rows_mask(int64_t row0, int64_t r0, int64_t r1) {
     const int lo = row0 < r0 ? (int)(r0 - row0) : 0;
@@ -210,30 +218,44 @@ static inline __mmask16 rows_mask(int64_t row0, int64_t r0, int64_t r1) {
 }
 
 /* Prefill: pt_qmm_walk's cache blocking (see qmatmul_impl.h), on pairs of
- * groups (a single group for an odd one out at a block's end). */
-static TGT void gemm(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1) {
+ * groups (a single group for an odd one out at a block's end). With
+ * scratch, Q4 rows are unpacked a panel at a time first (the block is then
+ * the panel's groups): each tile then loads codes as for Q8_0 instead of
+ * splitting nibbles. */
+static TGT void gemm(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1,
+                     uint8_t *scratch) {
     const int64_t g0 = r0 / 16, g1 = (r1 + 15) / 16;
-    int64_t gb = (int64_t)(L2_BLOCK / w->group_bytes) & ~(int64_t)1;
+    uint8_t *pan = w->type != PT_TYPE_Q8_0 && x->n_tok >= PANEL_MIN_TOK ? scratch : NULL;
+    int64_t gb = pan ? pt_panel_groups(w->nb) : (int64_t)(L2_BLOCK / w->group_bytes) & ~(int64_t)1;
     if (gb < 2 || x->n_tok <= TMAX) gb = g1 - g0;
     for (int64_t gs = g0; gs < g1; gs += gb) {
         const int64_t ge = gs + gb < g1 ? gs + gb : g1;
+        if (pan) pt_zmm_unpack_panel(w, gs, ge, 0, 0, pan);
         for (int64_t t0 = 0; t0 < x->n_tok; t0 += TMAX) {
             const int T = x->n_tok - t0 < TMAX ? (int)(x->n_tok - t0) : TMAX;
             for (int64_t g = gs; g < ge; g += 2) {
                 const int NG = g + 1 < ge ? 2 : 1;
                 const uint8_t *group[2] = {pt_qw_group(w, g), pt_qw_group(w, g + NG - 1)};
+                const uint8_t *panel[2] = {NULL, NULL};
+                if (pan) {
+                    panel[0] = pan + (size_t)(g - gs) * (size_t)w->nb * PT_PANEL_BLOCK;
+                    panel[1] = pan + (size_t)(g + NG - 1 - gs) * (size_t)w->nb * PT_PANEL_BLOCK;
+                }
                 const int64_t row0[2] = {g * 16, (g + NG - 1) * 16};
                 const __mmask16 mask[2] = {rows_mask(row0[0], r0, r1), rows_mask(row0[1], r0, r1)};
-                tile_any(w, x, group, NG, t0, T, y, row0, mask);
+                tile_any(w, x, group, pan ? panel : NULL, NG, t0, T, y, row0, mask);
             }
         }
     }
 }
 
+size_t pt_qmm_zmm_scratch_bytes(int64_t cols) { return 64 + pt_panel_bytes(cols / PT_QACT_BLOCK); }
+
 TGT void pt_qmm_avx512(PT_QMM_ARGS) {
-    (void)scratch; /* needs none */
     if (x->n_tok != 1) {
-        gemm(w, x, y, r0, r1);
+        /* scratch (pt_qmm_zmm_scratch_bytes) holds a panel; without it the
+         * nibbles are split in the tiles */
+        gemm(w, x, y, r0, r1, scratch ? (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63) : NULL);
         return;
     }
     /* decode: two groups per pass, two independent weight streams */

@@ -123,14 +123,15 @@ static inline void pt_qmm_walk(const pt_qweights *w, const pt_qact *x, float *y,
  * computes rows [r0, r1) for every token of x, walking whole groups and
  * storing only rows inside the range. scratch: pt_qmatmul_scratch_bytes()
  * of the thread's own, or NULL (a kernel that needs some then allocates
- * it per call); only the AMX kernel uses it. */
+ * it per call, or does without); the AVX-512 and AMX kernels unpack a
+ * panel of weights there (qmatmul_zmm.h). */
 #define PT_QMM_ARGS const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1, void *scratch
 #if defined(__x86_64__)
 void pt_qmm_avx2(PT_QMM_ARGS);
 void pt_qmm_avxvnni(PT_QMM_ARGS);
 void pt_qmm_avx512(PT_QMM_ARGS);
 void pt_qmm_amx(PT_QMM_ARGS);
-size_t pt_qmm_amx_scratch_bytes(int64_t cols);
+size_t pt_qmm_zmm_scratch_bytes(int64_t cols); /* avx512 and amx: a panel */
 void pt_qquant_avx2(const float *x, pt_qact *a, int64_t t0, int64_t t1);
 void pt_qquant_avx512(const float *x, pt_qact *a, int64_t t0, int64_t t1);
 #endif
