@@ -125,7 +125,9 @@ bool pt_cpu_has_variant(const pt_cpu *c, pt_cpu_variant v) {
     case PT_CPU_AVXVNNI: return avx2 && c->avxvnni;
     case PT_CPU_AVX512VNNI:
         return avx2 && c->avx512f && c->avx512bw && c->avx512vl && c->avx512vnni;
+#if !defined(PETREL_NO_AMX)
     case PT_CPU_AMX: return pt_cpu_has_variant(c, PT_CPU_AVX512VNNI) && c->amx;
+#endif
     case PT_CPU_DOTPROD: return c->neon && c->dotprod;
     case PT_CPU_I8MM: return c->neon && c->dotprod && c->i8mm;
     default: return false;

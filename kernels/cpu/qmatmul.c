@@ -154,7 +154,9 @@ static bool layout_of(pt_cpu_variant v, variant_layout *out) {
     case PT_CPU_AVX2: *out = (variant_layout){8, 4, 0, pt_qmm_avx2}; return true;
     case PT_CPU_AVXVNNI: *out = (variant_layout){8, 4, 128, pt_qmm_avxvnni}; return true;
     case PT_CPU_AVX512VNNI: *out = (variant_layout){16, 4, 128, pt_qmm_avx512}; return true;
+#if !defined(PETREL_NO_AMX)
     case PT_CPU_AMX: *out = (variant_layout){16, 4, 128, pt_qmm_amx}; return true;
+#endif
 #endif
 #if defined(__aarch64__)
     case PT_CPU_DOTPROD: *out = (variant_layout){8, 4, 0, pt_qmm_dotprod}; return true;
