@@ -289,18 +289,22 @@ typedef struct {
     const pt_qweights *w;
     const pt_qact *x;
     float *y;
+    uint8_t *scratch; /* [3 threads][scratch_n], or NULL */
+    size_t scratch_n;
 } mm_job;
 
 static void mm_task(void *ctx, int task, int n_tasks, int thread) {
-    (void)thread;
     mm_job *j = ctx;
     int64_t r0, r1;
     pt_qweights_split(j->w, task, n_tasks, &r0, &r1);
-    pt_qmatmul(j->w, j->x, j->y, r0, r1, NULL);
+    pt_qmatmul(j->w, j->x, j->y, r0, r1, j->scratch ? j->scratch + (size_t)thread * j->scratch_n : NULL);
 }
 
-static void test_threads(const pt_cpu *cpu) {
-    const int64_t rows = 200, cols = 320, n_tok = 11;
+/* n_tok tokens on 3 threads, each with its own scratch or (NULL) none */
+static void threads_case(const pt_cpu *cpu, int64_t n_tok, bool with_scratch) {
+    const int64_t rows = 200, cols = 320;
+    const size_t scratch_n = with_scratch ? pt_qmatmul_scratch_bytes(cpu, cols) : 0;
+    uint8_t *scratch = with_scratch ? malloc(3 * scratch_n + 1) : NULL;
     pt_pool *pool;
     pt_error err;
     CHECK(pt_pool_new(3, &pool, &err) == PT_OK, "%s", err.msg);
@@ -315,7 +319,7 @@ static void test_threads(const pt_cpu *cpu) {
         float *yr = malloc(sizeof(float) * n_tok * rows), *yk = malloc(sizeof(float) * n_tok * rows);
         pt_qmatmul_ref(types[ti], w, rows, cols, &qa, yr, 0, rows);
         pt_qweights *pw = pt_qweights_pack(types[ti], w, rows, cols, cpu);
-        mm_job job = {pw, &qa, yk};
+        mm_job job = {pw, &qa, yk, scratch, scratch_n};
         for (int n_tasks = 1; n_tasks <= 20; n_tasks += 3) {
             /* splits: whole tiles, disjoint, covering every row */
             int64_t next = 0;
@@ -331,12 +335,21 @@ static void test_threads(const pt_cpu *cpu) {
             pt_pool_run(pool, mm_task, &job, n_tasks);
             int bad = 0;
             for (int64_t i = 0; i < n_tok * rows; i++) bad += !same_bits(yr[i], yk[i]);
-            CHECK(bad == 0, "%s threaded, %d tasks: %d outputs differ", pt_type_name(types[ti]), n_tasks, bad);
+            CHECK(bad == 0, "%s threaded, %d tokens, %d tasks: %d outputs differ", pt_type_name(types[ti]),
+                  (int)n_tok, n_tasks, bad);
         }
         pt_qweights_free(pw);
         free(w); free(x); free(buf); free(yr); free(yk);
     }
     pt_pool_free(pool);
+    free(scratch);
+}
+
+/* short (no panels, no AMX), then long enough for panels, AMX tiles and a
+ * tail */
+static void test_threads(const pt_cpu *cpu) {
+    threads_case(cpu, 11, false);
+    threads_case(cpu, 37, true);
 }
 
 /* ---- detection and the override ------------------------------------- */
