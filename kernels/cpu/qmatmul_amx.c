@@ -104,8 +104,8 @@ INLINE TGT void scale_block(const pt_qweights *w, const uint8_t *group, int64_t 
 
 /* 16 tokens of x from t0 times group g (unpacked at pb): y rows of the
  * group inside [r0, r1). */
-INLINE TGT void tile_row(const pt_qweights *w, const pt_qact *x, int64_t t0, const uint8_t *pb, int64_t g, const int kind, float *y, int64_t r0,
-                         int64_t r1) {
+INLINE TGT void tile_row(const pt_qweights *w, const pt_qact *x, int64_t t0, const uint8_t *pb,
+                         int64_t g, const int kind, float *y, int64_t r0, int64_t r1) {
     const int64_t nb = w->nb, cols = x->cols;
     _Alignas(64) int32_t cs[2][TT * 16];
     __m512 acc[TT];
@@ -167,7 +167,8 @@ INLINE TGT void gemm(const pt_qweights *w, const pt_qact *x, int64_t n_full, flo
         pt_zmm_unpack_panel(w, gs, ge, kind == K_Q4_0 ? 8 : 0, 0x80, panel);
         for (int64_t t0 = 0; t0 < n_full; t0 += TT)
             for (int64_t g = gs; g < ge; g++)
-                tile_row(w, x, t0, panel + (size_t)(g - gs) * (size_t)w->nb * PT_PANEL_BLOCK, g, kind, y, r0, r1);
+                tile_row(w, x, t0, panel + (size_t)(g - gs) * (size_t)w->nb * PT_PANEL_BLOCK, g, kind, y,
+                         r0, r1);
     }
     _tile_release();
 }
