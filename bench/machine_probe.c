@@ -404,22 +404,32 @@ static void *i8_thread(void *arg) {
     return NULL;
 }
 
+/* The loop of `isa` on `threads` threads at once; returns the slowest
+ * thread's CPU seconds, *sink the xor of the loops' results. */
+static double run_loops(int isa, int threads, int32_t *sink) {
+    pthread_t th[64];
+    i8_job jobs[64];
+    for (int t = 0; t < threads; t++) {
+        jobs[t] = (i8_job){.isa = isa};
+        pthread_create(&th[t], NULL, i8_thread, &jobs[t]);
+    }
+    double worst = 0;
+    *sink = 0;
+    for (int t = 0; t < threads; t++) {
+        pthread_join(th[t], NULL);
+        if (jobs[t].seconds > worst) worst = jobs[t].seconds;
+        *sink ^= jobs[t].sink;
+    }
+    return worst;
+}
+
 static int run_amx(int threads) {
 #if defined(__x86_64__) && defined(__linux__)
     if (amx_usable()) {
-        pthread_t th[64];
-        i8_job jobs[64];
-        for (int t = 0; t < threads; t++) {
-            jobs[t] = (i8_job){.isa = ISA_AMX};
-            pthread_create(&th[t], NULL, i8_thread, &jobs[t]);
-        }
-        double worst = 0;
-        for (int t = 0; t < threads; t++) {
-            pthread_join(th[t], NULL);
-            if (jobs[t].seconds > worst) worst = jobs[t].seconds;
-        }
+        int32_t sink;
+        const double worst = run_loops(ISA_AMX, threads, &sink);
         const double macs = 4.0 * 16 * 16 * 32 * (double)AMX_ITERS * threads;
-        printf("amx_threads %d\namx_gops %.1f\n", threads, 2.0 * macs / worst / 1e9);
+        printf("amx_threads %d\namx_gops %.1f\namx_sink %d\n", threads, 2.0 * macs / worst / 1e9, sink & 1);
         return 0;
     }
 #endif
@@ -435,19 +445,8 @@ static int run_int8(int threads) {
         printf("int8_gops 0\n");
         return 0;
     }
-    pthread_t th[64];
-    i8_job jobs[64];
-    for (int t = 0; t < threads; t++) {
-        jobs[t] = (i8_job){.isa = isa};
-        pthread_create(&th[t], NULL, i8_thread, &jobs[t]);
-    }
-    double worst = 0;
-    int32_t sink = 0;
-    for (int t = 0; t < threads; t++) {
-        pthread_join(th[t], NULL);
-        if (jobs[t].seconds > worst) worst = jobs[t].seconds;
-        sink ^= jobs[t].sink;
-    }
+    int32_t sink;
+    const double worst = run_loops(isa, threads, &sink);
     double macs = MACS_PER_STEP[isa] * (double)INT8_ITERS * threads;
     printf("int8_threads %d\nint8_gops %.1f\nint8_sink %d\n", threads, 2.0 * macs / worst / 1e9, sink & 1);
     return 0;
