@@ -211,12 +211,10 @@ static void check_shape(const pt_cpu *cpu, uint32_t type, int64_t rows, int64_t 
     CHECK(pt_qweights_variant(pw) == cpu->variant && pt_qweights_rows(pw) == rows &&
               pt_qweights_cols(pw) == cols && pt_qweights_type(pw) == type, "packed header");
 
-    /* whole matrix, on caller-provided scratch (the range below: the
-     * kernel's own) */
+    /* whole matrix, on caller-provided scratch (panels, AMX tiles) */
     for (size_t i = 0; i < ny; i++) yk[i] = NAN;
     void *scratch = malloc(pt_qmatmul_scratch_bytes(cpu, cols) + 1);
     pt_qmatmul(pw, &qa, yk, 0, rows, scratch);
-    free(scratch);
     int bad = 0;
     size_t first = 0;
     for (size_t i = 0; i < ny; i++)
@@ -225,10 +223,20 @@ static void check_shape(const pt_cpu *cpu, uint32_t type, int64_t rows, int64_t 
           pt_cpu_variant_name(cpu->variant), pt_type_name(type), (long long)rows, (long long)cols,
           (long long)n_tok, bad, ny, first, (double)yr[first], (double)yk[first]);
 
+    /* without scratch: no panel (AMX: its AVX-512 kernel), same bits */
+    for (size_t i = 0; i < ny; i++) yk[i] = NAN;
+    pt_qmatmul(pw, &qa, yk, 0, rows, NULL);
+    bad = 0;
+    for (size_t i = 0; i < ny; i++) bad += !same_bits(yr[i], yk[i]);
+    CHECK(bad == 0, "%s %s rows %lld cols %lld tok %lld, no scratch: %d outputs differ",
+          pt_cpu_variant_name(cpu->variant), pt_type_name(type), (long long)rows, (long long)cols,
+          (long long)n_tok, bad);
+
     /* an unaligned row range writes exactly its rows */
     const int64_t r0 = rows > 3 ? 3 : 0, r1 = rows > 5 ? rows - 2 : rows;
     for (size_t i = 0; i < ny; i++) yk[i] = -7.0f;
-    pt_qmatmul(pw, &qa, yk, r0, r1, NULL);
+    pt_qmatmul(pw, &qa, yk, r0, r1, scratch);
+    free(scratch);
     bad = 0;
     for (int64_t t = 0; t < n_tok; t++)
         for (int64_t r = 0; r < rows; r++) {

@@ -132,8 +132,8 @@ void pt_qweights_dequant_row(const pt_qweights *w, int64_t r, float *dst);
 /* y[t * rows + r] for t in [0, x->n_tok), r in [r0, r1): the product of
  * row r with token t as specified above. x->cols must equal the matrix's
  * cols. Rows outside [r0, r1) of y are not touched. scratch: the calling
- * thread's own pt_qmatmul_scratch_bytes(cpu, cols) bytes, or NULL (a
- * variant that needs scratch then allocates it per call). */
+ * thread's own pt_qmatmul_scratch_bytes(cpu, cols) bytes, or NULL (same
+ * result, slower: no weight panel, and AMX runs its AVX-512 kernel). */
 void pt_qmatmul(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1,
                 void *scratch);
 

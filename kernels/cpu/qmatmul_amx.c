@@ -39,7 +39,6 @@
 #if defined(__x86_64__)
 
 #include <immintrin.h>
-#include <stdlib.h>
 
 #include "qmatmul_impl.h"
 #include "qmatmul_zmm.h"
@@ -132,9 +131,7 @@ INLINE TGT void tile_row(const pt_qweights *w, const pt_qact *x, int64_t t0, con
         scale_block(w, group, b - 1, d, ds, kind, cs[0], acc);
     }
     const int64_t row0 = g * 16;
-    const int lo = row0 < r0 ? (int)(r0 - row0) : 0;
-    const int hi = row0 + 16 > r1 ? (int)(r1 - row0) : 16;
-    const __mmask16 mask = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+    const __mmask16 mask = pt_zmm_rows_mask(row0, r0, r1);
     PT_UNROLL
     for (int t = 0; t < TT; t++) _mm512_mask_storeu_ps(y + (t0 + t) * w->rows + row0, mask, acc[t]);
 }
@@ -174,19 +171,12 @@ INLINE TGT void gemm(const pt_qweights *w, const pt_qact *x, int64_t n_full, flo
 }
 
 TGT void pt_qmm_amx(PT_QMM_ARGS) {
-    if (x->n_tok < AMX_MIN_TOK) {
-        pt_qmm_avx512(w, x, y, r0, r1, NULL);
+    /* short inputs, and callers without scratch for a panel: AVX-512 */
+    uint8_t *panel = pt_panel_in(scratch);
+    if (x->n_tok < AMX_MIN_TOK || !panel) {
+        pt_qmm_avx512(w, x, y, r0, r1, scratch);
         return;
     }
-    void *own = NULL;
-    if (!scratch) {
-        scratch = own = malloc(pt_qmm_zmm_scratch_bytes(w->cols));
-        if (!own) { /* no memory for a panel: the AVX-512 kernel needs none */
-            pt_qmm_avx512(w, x, y, r0, r1, NULL);
-            return;
-        }
-    }
-    uint8_t *panel = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     const int64_t n_full = x->n_tok / TT * TT;
     switch (w->type) {
     case PT_TYPE_Q4_0: gemm(w, x, n_full, y, r0, r1, panel, K_Q4_0); break;
@@ -197,7 +187,6 @@ TGT void pt_qmm_amx(PT_QMM_ARGS) {
         const pt_qact tail = token_tail(x, n_full);
         pt_qmm_avx512(w, &tail, y + n_full * w->rows, r0, r1, NULL);
     }
-    free(own);
 }
 
 #endif

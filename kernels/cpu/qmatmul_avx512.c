@@ -211,12 +211,6 @@ static TGT void tile_any(const pt_qweights *w, const pt_qact *x, const uint8_t *
 #define L2_BLOCK (384 * 1024) /* bytes of packed weights per row block */
 #define PANEL_MIN_TOK 24      /* fewer tokens: unpacking a panel does not pay */
 
-static inline __mmask16 rows_mask(int64_t row0, int64_t r0, int64_t r1) {
-    const int lo = row0 < r0 ? (int)(r0 - row0) : 0;
-    const int hi = row0 + 16 > r1 ? (int)(r1 - row0) : 16;
-    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
 /* Prefill: pt_qmm_walk's cache blocking (see qmatmul_impl.h), on pairs of
  * groups (a single group for an odd one out at a block's end). With
  * scratch, Q4 rows are unpacked a panel at a time first (the block is then
@@ -242,7 +236,7 @@ static TGT void gemm(const pt_qweights *w, const pt_qact *x, float *y, int64_t r
                     panel[1] = pan + (size_t)(g + NG - 1 - gs) * (size_t)w->nb * PT_PANEL_BLOCK;
                 }
                 const int64_t row0[2] = {g * 16, (g + NG - 1) * 16};
-                const __mmask16 mask[2] = {rows_mask(row0[0], r0, r1), rows_mask(row0[1], r0, r1)};
+                const __mmask16 mask[2] = {pt_zmm_rows_mask(row0[0], r0, r1), pt_zmm_rows_mask(row0[1], r0, r1)};
                 tile_any(w, x, group, pan ? panel : NULL, NG, t0, T, y, row0, mask);
             }
         }
@@ -255,7 +249,7 @@ TGT void pt_qmm_avx512(PT_QMM_ARGS) {
     if (x->n_tok != 1) {
         /* scratch (pt_qmm_zmm_scratch_bytes) holds a panel; without it the
          * nibbles are split in the tiles */
-        gemm(w, x, y, r0, r1, scratch ? (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63) : NULL);
+        gemm(w, x, y, r0, r1, pt_panel_in(scratch));
         return;
     }
     /* decode: two groups per pass, two independent weight streams */
@@ -264,7 +258,7 @@ TGT void pt_qmm_avx512(PT_QMM_ARGS) {
         const int NG = g + 1 < g1 ? 2 : 1;
         const uint8_t *group[2] = {pt_qw_group(w, g), pt_qw_group(w, g + NG - 1)};
         const int64_t row0[2] = {g * 16, (g + NG - 1) * 16};
-        const __mmask16 mask[2] = {rows_mask(row0[0], r0, r1), rows_mask(row0[1], r0, r1)};
+        const __mmask16 mask[2] = {pt_zmm_rows_mask(row0[0], r0, r1), pt_zmm_rows_mask(row0[1], r0, r1)};
         gemv_any(w, x, group, NG, y, row0, mask);
     }
 }

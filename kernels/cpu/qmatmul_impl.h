@@ -122,9 +122,9 @@ static inline void pt_qmm_walk(const pt_qweights *w, const pt_qact *x, float *y,
 /* Kernel entry points, one per variant (defined only on their arch). Each
  * computes rows [r0, r1) for every token of x, walking whole groups and
  * storing only rows inside the range. scratch: pt_qmatmul_scratch_bytes()
- * of the thread's own, or NULL (a kernel that needs some then allocates
- * it per call, or does without); the AVX-512 and AMX kernels unpack a
- * panel of weights there (qmatmul_zmm.h). */
+ * of the thread's own, or NULL; the AVX-512 and AMX kernels unpack a panel
+ * of weights there (qmatmul_zmm.h), and without it run without a panel
+ * (AMX: on its AVX-512 kernel). */
 #define PT_QMM_ARGS const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, int64_t r1, void *scratch
 #if defined(__x86_64__)
 void pt_qmm_avx2(PT_QMM_ARGS);

@@ -39,6 +39,19 @@ static inline int64_t pt_panel_groups(int64_t nb) {
     return (int64_t)(pt_panel_bytes(nb) / ((size_t)nb * PT_PANEL_BLOCK));
 }
 
+/* The panel inside a scratch buffer of pt_qmm_zmm_scratch_bytes (64-byte
+ * aligned), or NULL without scratch. */
+static inline uint8_t *pt_panel_in(void *scratch) {
+    return scratch ? (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63) : NULL;
+}
+
+/* Lanes of the 16-row group starting at row0 that lie in [r0, r1). */
+static inline __mmask16 pt_zmm_rows_mask(int64_t row0, int64_t r0, int64_t r1) {
+    const int lo = row0 < r0 ? (int)(r0 - row0) : 0;
+    const int hi = row0 + 16 > r1 ? (int)(r1 - row0) : 16;
+    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
 /* Groups [gs, ge) of w into panel. Q4 codes become nibble - q4_off (0:
  * unsigned 0..15 for vpdpbusd; 8: Q4_0's signed codes for AMX); packed
  * Q8_0 codes (stored + 128) are xor-ed with q8_flip (0x80: signed again). */
