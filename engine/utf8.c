@@ -3,6 +3,7 @@
 
 #include "petrel.h"
 
+#include <stdio.h>
 #include <string.h>
 
 pt_utf8_result pt_utf8_scan(const unsigned char *s, size_t n, size_t *len, uint32_t *cp) {
@@ -181,5 +182,42 @@ size_t pt_utf8_stream_flush(pt_utf8_stream *s, char *out) {
     size_t w = 0;
     if (s->n_pending > 0) w = put_replacement(out);
     s->n_pending = 0;
+    return w;
+}
+
+size_t pt_escape_text(const char *s, size_t len, char *out, size_t cap) {
+    if (!out || cap == 0) return 0;
+    size_t w = 0;
+    for (size_t i = 0; i < len;) {
+        size_t n;
+        uint32_t cp = 0;
+        pt_utf8_result r = pt_utf8_scan((const unsigned char *)s + i, len - i, &n, &cp);
+        char piece[16];
+        size_t m;
+        if (r != PT_UTF8_VALID) {
+            n = 1; /* escape ill-formed input one byte at a time */
+            m = (size_t)snprintf(piece, sizeof piece, "\\x%02X", (unsigned char)s[i]);
+        } else if (cp == '\n') {
+            m = (size_t)snprintf(piece, sizeof piece, "\\n");
+        } else if (cp == '\t') {
+            m = (size_t)snprintf(piece, sizeof piece, "\\t");
+        } else if (cp == '\r') {
+            m = (size_t)snprintf(piece, sizeof piece, "\\r");
+        } else if (cp == 0x1B) {
+            m = (size_t)snprintf(piece, sizeof piece, "\\e");
+        } else if (cp < 0x20 || cp == 0x7F) {
+            m = (size_t)snprintf(piece, sizeof piece, "\\x%02X", (unsigned)cp);
+        } else if (cp >= 0x80 && cp <= 0x9F) {
+            m = (size_t)snprintf(piece, sizeof piece, "\\u{%02X}", (unsigned)cp);
+        } else {
+            memcpy(piece, s + i, n);
+            m = n;
+        }
+        if (w + m + 1 > cap) break;
+        memcpy(out + w, piece, m);
+        w += m;
+        i += n;
+    }
+    out[w] = 0;
     return w;
 }

@@ -172,6 +172,33 @@ static void test_helpers(void) {
     CHECK(pt_utf8_valid("h\xC3\xA9", 3) && !pt_utf8_valid("\xC3", 1), "valid");
 }
 
+/* pt_escape_text: what a crafted model name would send to the terminal. */
+static void check_escape(const char *in, size_t len, size_t cap, const char *want) {
+    char out[256];
+    size_t n = pt_escape_text(in, len, out, cap);
+    CHECK(n == strlen(want) && strcmp(out, want) == 0, "escape of %zu bytes (cap %zu): got \"%s\", want \"%s\"",
+          len, cap, out, want);
+    for (size_t i = 0; i < n; i++)
+        CHECK((unsigned char)out[i] >= 0x20 && out[i] != 0x7F, "byte %zu of the escape is a control", i);
+    CHECK(pt_utf8_valid(out, n), "escape output is valid UTF-8");
+}
+
+static void test_escape(void) {
+    check_escape("plain name", 10, 64, "plain name");
+    check_escape("caf\xC3\xA9 \xE6\x97\xA5", 9, 64, "caf\xC3\xA9 \xE6\x97\xA5");
+    /* clear screen, then an OSC window title ending in BEL */
+    check_escape("\x1b[2J\x1b]0;pwned\x07", 14, 64, "\\e[2J\\e]0;pwned\\x07");
+    check_escape("a\nb\tc\rd\x7f", 8, 64, "a\\nb\\tc\\rd\\x7F");
+    check_escape("\xC2\x9B" "31m", 5, 64, "\\u{9B}31m"); /* C1 CSI as UTF-8 */
+    check_escape("\x9B" "31m\xFF", 5, 64, "\\x9B31m\\xFF"); /* raw C1 byte, invalid byte */
+    check_escape("x\0y", 3, 64, "x\\x00y");
+    check_escape("\x1b[2J", 4, 4, "\\e["); /* cut between escapes, never inside one */
+    check_escape("\x1b", 1, 2, "");
+    check_escape("\xE6\x97\xA5\xE6\x97\xA5", 6, 6, "\xE6\x97\xA5"); /* never half a character */
+    char one[1] = {'z'};
+    CHECK(pt_escape_text("abc", 3, one, 1) == 0 && one[0] == 0, "cap 1 gives an empty string");
+}
+
 int main(void) {
     test_split_sequences();
     test_mixed_text_every_split();
@@ -179,5 +206,6 @@ int main(void) {
     test_invalid_across_calls();
     test_random_consistency();
     test_helpers();
+    test_escape();
     return check_done("utf8");
 }

@@ -145,6 +145,16 @@ size_t pt_utf8_stream_push(pt_utf8_stream *s, const char *bytes, size_t len, cha
  * U+FFFD; out needs 4 bytes of room). */
 size_t pt_utf8_stream_flush(pt_utf8_stream *s, char *out);
 
+/* Text from a file (model names, metadata, tensor names, saved chats) made
+ * safe for a terminal: C0 controls, DEL and C1 controls (U+0080..U+009F)
+ * become visible escapes (\n, \t, \r, \e, else \xNN or \u{NN}), a
+ * backslash stays a backslash, and bytes that are not well-formed UTF-8
+ * become \xNN, so no ESC/OSC/CSI sequence or stray byte reaches the
+ * terminal. Writes at most cap bytes including the NUL (cap >= 1), cutting
+ * only between whole escapes or characters; returns the bytes written,
+ * NUL excluded. */
+size_t pt_escape_text(const char *s, size_t len, char *out, size_t cap);
+
 /* ---- chat templates ---------------------------------------------------- */
 
 typedef struct pt_chat_message {
