@@ -251,14 +251,14 @@ def bandwidth(exe, threads):
     return probe(exe, "bw", threads, 1024, 8)["bw_best_gbs"]
 
 
-def run_tool(cmd, timeout):
-    """Run one benchmark process; return (parsed JSON list or None, peak RSS
+def run_tool(cmd, timeout, env=None):
+    """Run one benchmark process (with env added to the environment); return (parsed JSON list or None, peak RSS
     in bytes, wall seconds, CPU seconds, error text). Peak RSS and CPU time
     come from wait4's rusage of that one child (ru_maxrss is KiB on Linux)."""
     log("$ " + " ".join(shlex.quote(c) for c in cmd))
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
         t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=fo, stderr=fe)
+        p = subprocess.Popen(cmd, stdout=fo, stderr=fe, env={**os.environ, **(env or {})})
         deadline = t0 + timeout
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
@@ -335,13 +335,87 @@ def loadavg():
         return "?"
 
 
-def repack_cost(petrel, path):
+def wait_for_quiet(max_wait):
+    """Wait (up to max_wait seconds) until the 1-minute load average is at
+    most the number of online CPUs. Returns (load average at the start of
+    the run, True when it is still above the core count: such a run is
+    marked in the report)."""
+    ncpu = os.cpu_count() or 1
+    deadline = time.monotonic() + max_wait
+    while True:
+        la = loadavg()
+        try:
+            busy = float(la) > ncpu
+        except ValueError:
+            return la, False
+        if not busy or time.monotonic() >= deadline:
+            return la, busy
+        log(f"load average {la} above {ncpu} cores: waiting before the next engine run")
+        time.sleep(10)
+
+
+# Compile-time ISA macros that decide which ggml CPU kernels llama.cpp has
+# (GGML_NATIVE builds with -march=native, plus the AMX switch-off of
+# bench/build_llamacpp.sh); the ones petrel's variants correspond to first.
+LLAMA_ISA_MACROS = [("__AMX_INT8__", "amx-int8"), ("__AVX512VNNI__", "avx512vnni"), ("__AVXVNNI__", "avxvnni"),
+                    ("__AVX512F__", "avx512f"), ("__AVX512BF16__", "avx512bf16"), ("__AVX2__", "avx2"),
+                    ("__FMA__", "fma"), ("__F16C__", "f16c"), ("__ARM_FEATURE_MATMUL_INT8", "i8mm"),
+                    ("__ARM_FEATURE_DOTPROD", "dotprod")]
+
+
+def llama_isa():
+    """The int8/float ISA extensions llama.cpp's build was compiled for, read
+    from the compiler with the flags bench/build_llamacpp.sh uses."""
+    flags = ["-march=native"]
+    with open(os.path.join(ROOT, "bench", "build_llamacpp.sh")) as f:
+        m = re.search(r'^NO_AMX="([^"]*)"', f.read(), re.M)
+    no_amx = m.group(1).split() if m else []
+    try:
+        if platform.machine() == "x86_64" and no_amx:
+            subprocess.run(["cc", *no_amx, "-x", "c", "-c", "-o", os.devnull, "-"], input="int x;", text=True,
+                           check=True, stderr=subprocess.DEVNULL)
+            flags += no_amx
+        out = subprocess.run(["cc", *flags, "-dM", "-E", "-x", "c", os.devnull], check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    have = [name for macro, name in LLAMA_ISA_MACROS if re.search(rf"^#define {macro} ", out, re.M)]
+    return " ".join(have) or "baseline"
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags") or line.startswith("Features"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def petrel_tools(petrel, path):
+    """The petrel runs of a model: its best kernels (auto), and, when those
+    use an ISA llama.cpp's build does not (AMX tiles, whose llama.cpp
+    kernels crash at this version), the same model forced onto the
+    variant of the ISA both share (PETREL_CPU), so a same-ISA comparison
+    stands beside the best-of-each one. [(tool name, env, variant)]."""
+    auto = repack_cost(petrel, path)
+    variant = auto[0] if auto else "unknown"
+    tools = [("petrel", {}, variant)]
+    if variant == "amx":
+        tools.append(("petrel same-ISA", {"PETREL_CPU": "avx512vnni"}, "avx512vnni"))
+    return tools
+
+
+def repack_cost(petrel, path, env=None):
     """petrel info's kernels line for the model: (variant, matrices, MiB,
     seconds of repacking at load), or None. The file is in the page cache
     by then (the engines just read it), so this is the repacking itself."""
     try:
         out = subprocess.run([petrel, "info", path], check=True, stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, text=True, timeout=600).stdout
+                             stderr=subprocess.DEVNULL, text=True, timeout=600,
+                             env={**os.environ, **(env or {})}).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     m = re.search(r"^kernels +(\S+), (\d+) matrices repacked \(([0-9.]+) MiB\) in ([0-9.]+) s$", out, re.M)
@@ -361,21 +435,25 @@ def bench_model(a, name, path, petrel, llama, probe_exe):
         f"(measured {i8.get('int8_gops', 0):.0f}; AMX {amx.get('amx_gops', 0):.0f})")
     common = ["-m", path, "-p", str(a.n_prompt), "-n", str(a.n_gen), "-r", str(a.reps), "-t", str(a.threads),
               "-o", "json"]
-    tools = [("petrel", [petrel, "bench", *common]), ("llama.cpp", [llama, *common])]
+    ptools = petrel_tools(petrel, path)
+    # (tool, command, extra environment, ISA path of that run)
+    tools = [(t, [petrel, "bench", *common], env, f"petrel kernels {v}") for t, env, v in ptools]
+    tools.append(("llama.cpp", [llama, *common, *a.llama_args], {}, f"ggml CPU, built for {a.llama_isa}"))
     runs = []
     bw_prev = bandwidth(probe_exe, a.threads)
     bws = [bw_prev]
     for rnd in range(a.rounds):
-        for tool, cmd in tools:
-            la = loadavg()
-            res, rss, wall, cpu, err = run_tool(cmd, a.timeout)
+        for tool, cmd, env, isa_path in tools:
+            la, busy = wait_for_quiet(a.quiet_wait)
+            res, rss, wall, cpu, err = run_tool(cmd, a.timeout, env)
             bw_next = bandwidth(probe_exe, a.threads)
             bws.append(bw_next)
             # the share of `threads` cores the process had over its life
             # (load and warm-up included): low means the machine was busy
             run = {"round": rnd + 1, "tool": tool, "rss": rss, "wall": wall, "error": err,
                    "cpu_share": cpu / (wall * a.threads) if wall > 0 else 0.0,
-                   "bw_gbs": (bw_prev + bw_next) / 2, "loadavg": la, "tests": {}}
+                   "bw_gbs": (bw_prev + bw_next) / 2, "loadavg": la, "busy": busy, "isa": isa_path,
+                   "env": env, "tests": {}}
             if res:
                 for r in res:
                     run["tests"][test_name(r)] = {"samples_ts": r["samples_ts"], "avg_ts": r["avg_ts"],
@@ -385,7 +463,7 @@ def bench_model(a, name, path, petrel, llama, probe_exe):
             log(f"{name} round {rnd + 1} {tool}: " + (err or ", ".join(
                 f"{k} {v['avg_ts']:.2f} t/s" for k, v in run["tests"].items()))
                 + f"; bw {run['bw_gbs']:.1f} GB/s, peak RSS {rss / 2**20:.0f} MiB, "
-                f"{wall:.0f} s, cpu {100 * run['cpu_share']:.0f}%")
+                f"{wall:.0f} s, cpu {100 * run['cpu_share']:.0f}%, load {la}" + (" (above cores)" if busy else ""))
             runs.append(run)
             bw_prev = bw_next
     repack = repack_cost(petrel, path)
@@ -395,8 +473,19 @@ def bench_model(a, name, path, petrel, llama, probe_exe):
             "amx_gops_measured": amx.get("amx_gops", 0), "bws": bws, "runs": runs}
 
 
+def tool_names(m):
+    """The tools of a model's runs in run order: "petrel", maybe "petrel
+    same-ISA", "llama.cpp"."""
+    out = []
+    for run in m["runs"]:
+        if run["tool"] not in out:
+            out.append(run["tool"])
+    return out
+
+
 def summarize(m):
-    """Per test: both tools' pooled t/s, ratio, share of bound."""
+    """Per test: every tool's pooled t/s and share of bound, and each petrel
+    run's ratio over llama.cpp."""
     f = m["facts"]
     rows = []
     tests = []
@@ -404,9 +493,10 @@ def summarize(m):
         for t in run["tests"]:
             if t not in tests:
                 tests.append(t)
+    tools = tool_names(m)
     for t in tests:
         row = {"test": t}
-        for tool in ("petrel", "llama.cpp"):
+        for tool in tools:
             samples, shares, bounds = [], [], []
             for run in m["runs"]:
                 if run["tool"] != tool or t not in run["tests"]:
@@ -424,14 +514,26 @@ def summarize(m):
             row[tool] = mean_sd(samples)
             row[tool + " share"] = statistics.fmean(shares) if shares else float("nan")
             row[tool + " bound"] = statistics.fmean(bounds) if bounds else float("nan")
-        p, l = row["petrel"][0], row["llama.cpp"][0]
-        row["ratio"] = p / l if l and l == l and p == p else float("nan")
+        l = row.get("llama.cpp", (float("nan"),))[0]
+        for tool in tools:
+            if tool.startswith("petrel"):
+                p = row[tool][0]
+                row[tool + " ratio"] = p / l if l and l == l and p == p else float("nan")
+        row["ratio"] = row["petrel ratio"]
         rows.append(row)
     rss = {}
-    for tool in ("petrel", "llama.cpp"):
+    for tool in tools:
         vals = [run["rss"] for run in m["runs"] if run["tool"] == tool]
         rss[tool] = max(vals) if vals else 0
     return rows, rss
+
+
+def isa_paths(m):
+    """What each tool ran on, e.g. {"petrel": "petrel kernels amx", ...}."""
+    out = {}
+    for run in m["runs"]:
+        out.setdefault(run["tool"], run.get("isa", "unknown"))
+    return out
 
 
 def fmt(x, spec=".2f"):
@@ -487,10 +589,23 @@ def target_note(name, row):
     return f"{want}: {'met' if ok else 'not met'}"
 
 
-RESULTS_HEAD = """# petrel vs llama.cpp: CPU speed (issue 4)
+RESULTS_HEAD = """# petrel vs llama.cpp: CPU speed (issues 4 and 10)
 
 Written by `bench/run.sh` (bench/compare.py); do not edit by hand. Each section is one run of the
-harness: both engines on the same GGUF, threads and machine, alternating petrel / llama.cpp.
+harness on one machine: both engines on the same GGUF, threads and machine, alternating petrel /
+llama.cpp. Our machines differ from day to day (an Intel Xeon with AMX, an AMD EPYC without), so a
+run on a new CPU is appended as its own section rather than replacing the others.
+
+Fairness (issue 10). llama.cpp is built as its users build it: Release, -DGGML_NATIVE=ON (every ISA
+extension of the build machine), OpenMP, its CPU repacking of Q4_0. Its AMX kernels crash with
+SIGILL at this version on our Xeons, so they are switched off there (bench/build_llamacpp.sh), and on
+such a CPU, where petrel's best prefill runs on AMX tiles, the harness also runs petrel forced onto
+the ISA both sides share (PETREL_CPU=avx512vnni): the "same-ISA" columns. On a CPU without AMX both
+sides already run on the same ISA and those columns repeat the best run. Each section's "ISA paths"
+table says what each side's matrix products ran on. Before each engine run the harness waits (up to
+--quiet-wait seconds) for the 1-minute load average to drop to the core count; a run that still
+starts above it is marked in the last table.
+
 How the bounds are computed is in the docstring of bench/compare.py: decode = weight bytes read per
 token over the read bandwidth measured just before and after that engine run; prefill = 2 x matmul
 params per token over (threads x measured clock x int8 MACs per cycle x 2); both probes divide by
@@ -500,39 +615,45 @@ gives, per engine run, the load average at its start and the "cpu share", the CP
 got over wall time x threads (100% = it had its cores to itself); contention lowers both engines
 and the measured bandwidth alike.
 The prefill bound assumes both vpdpbusd ports busy at the measured clock; the machine table also
-gives the int8 rate a vpdpbusd loop reached in that model's probe (on this shared host it was seen
-between 65% and 100% of the formula) and petrel's prefill as a share of it.
-On a CPU with AMX (this Xeon has it) petrel's prefill products run on AMX tiles (`petrel info` says
-"kernels amx"), so its prefill can pass the vpdpbusd bound, which stays the judged one (issue 4).
-The machine table gives what an AMX loop of petrel's tile shape (16 x 16 sums over one 32-element
-block) reached in the same probe, and petrel's prefill as a share of that: the tile unit's ceiling
-is well above the vector one. llama.cpp runs without its AMX kernels here (they crash at this
-version; bench/build_llamacpp.sh).
+gives the int8 rate a vpdpbusd loop reached in that model's probe and petrel's prefill as a share of
+it. On a CPU with AMX petrel's prefill can pass the vpdpbusd bound, which stays the judged one
+(issue 4); the machine table gives what an AMX loop of petrel's tile shape reached in the same probe.
 The machine table's last column is what petrel repacks at load for its kernels (`petrel info`, run
 with the file in the page cache): the cost of not caching the repacked layout on disk.
-The decode bound is a DRAM bound: a model smaller than the last-level cache (SmolLM2, 92 MiB,
-against the 300 MiB L3 this VM reports) can partly decode from cache and pass it; for the 1.5B
-shapes (829 MiB and 1.6 GiB) it holds.
+The decode bound is a DRAM bound: a model smaller than the last-level cache (SmolLM2, 92 MiB) can
+partly decode from cache and pass it; for the 1.5B shapes (829 MiB and 1.6 GiB) it holds.
 
 """
 
 
+def busy_note(run):
+    return f"MARKED: load average {run['loadavg']} above the core count" if run.get("busy") else ""
+
+
 def report(a, results, meta):
     L = []
-    L.append("| model | test | petrel t/s | llama.cpp t/s | petrel / llama.cpp | petrel % of bound "
-             "| llama.cpp % of bound | bound t/s | issue-4 target |")
-    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    L.append("| model | test | petrel t/s | llama.cpp t/s | petrel / llama.cpp | same-ISA petrel t/s "
+             "| same-ISA petrel / llama.cpp | petrel % of bound | llama.cpp % of bound | bound t/s | issue-4 target |")
+    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     rss_lines = ["| model | petrel peak RSS | llama.cpp peak RSS | petrel / llama.cpp |", "| --- | ---: | ---: | ---: |"]
+    isa_lines = ["| model | petrel (best) | petrel (same ISA as llama.cpp) | llama.cpp |", "| --- | --- | --- | --- |"]
     for m in results:
         rows, rss = summarize(m)
+        same = "petrel same-ISA" if "petrel same-ISA" in tool_names(m) else "petrel"
         for row in rows:
-            p, l = row["petrel"], row["llama.cpp"]
+            p, l, q = row["petrel"], row["llama.cpp"], row[same]
+            same_note = "" if same != "petrel" else " (same run)"
             L.append(f"| {m['name']} | {row['test']} | {fmt(p[0])} ± {fmt(p[1])} | {fmt(l[0])} ± {fmt(l[1])} "
-                     f"| {fmt(row['ratio'])}x | {pct(row['petrel share'])} | {pct(row['llama.cpp share'])} "
+                     f"| {fmt(row['ratio'])}x | {fmt(q[0])} ± {fmt(q[1])}{same_note} | {fmt(row[same + ' ratio'])}x "
+                     f"| {pct(row['petrel share'])} | {pct(row['llama.cpp share'])} "
                      f"| {fmt(row['petrel bound'], '.1f')} | {target_note(m['name'], row)} |")
         rp, rl = rss["petrel"], rss["llama.cpp"]
         rss_lines.append(f"| {m['name']} | {rp / 2**20:.0f} MiB | {rl / 2**20:.0f} MiB | "
                          f"{fmt(rp / rl if rl else float('nan'))}x |")
+        paths = isa_paths(m)
+        same_path = paths[same] + (" (the best run: it shares llama.cpp's ISA)" if same == "petrel" else
+                                   " (PETREL_CPU=avx512vnni)")
+        isa_lines.append(f"| {m['name']} | {paths['petrel']} | {same_path} | {paths['llama.cpp']} |")
     mach = ["| model | clock (GHz) | int8 ISA | int8 peak (formula, GOPS) | int8 measured (GOPS) "
             "| petrel pp % of measured int8 | AMX int8 measured (GOPS) | petrel pp % of AMX "
             "| read bandwidth per probe (GB/s) | tg bytes/token "
@@ -559,8 +680,10 @@ def report(a, results, meta):
                 raw.append(f"| {m['name']} | {run['round']} | {run['tool']} | {t} "
                            f"| {', '.join(f'{x:.2f}' for x in r['samples_ts'])} | {run['bw_gbs']:.1f} "
                            f"| {run['loadavg']} | {100 * run['cpu_share']:.0f}% | {run['wall']:.0f} s "
-                           f"| {run['rss'] / 2**20:.0f} MiB | |")
+                           f"| {run['rss'] / 2**20:.0f} MiB | {busy_note(run)} |")
     table = "\n".join(L)
+    n_runs = sum(len(m["runs"]) for m in results)
+    n_busy = sum(1 for m in results for run in m["runs"] if run.get("busy"))
     doc = [
         f"## Run of {meta['date']}: {', '.join(m['name'] for m in results)}",
         "",
@@ -571,13 +694,22 @@ def report(a, results, meta):
         f"load average {meta['load_before']} before, {meta['load_after']} after",
         f"- petrel: git {meta['petrel_rev']}, Release, -DPETREL_NATIVE=ON",
         f"- llama.cpp: llama-cpp-python {meta['llama_pkg']} sdist, build {meta['llama_build']}, "
-        "CPU backend, -DGGML_NATIVE=ON, Release",
+        f"CPU backend, -DGGML_NATIVE=ON, Release, built for: {a.llama_isa}; llama-bench options "
+        f"{' '.join(a.llama_args) or '(defaults)'}",
+        f"- CPU has AMX: {'yes (llama.cpp AMX kernels off: they crash at this version, bench/build_llamacpp.sh)' if meta['amx'] else 'no'}",
         f"- tests: -p {a.n_prompt} -n {a.n_gen} -r {a.reps} -t {a.threads}, {a.rounds} rounds alternating "
         "petrel / llama.cpp; every t/s is the mean ± sd of all repetitions of all rounds",
         "",
         "### Speed",
         "",
         table,
+        "",
+        "### ISA paths (what each side's matrix products ran on)",
+        "",
+        *isa_lines,
+        "",
+        f"Load: {n_busy} of {n_runs} engine runs started with the 1-minute load average above the core count "
+        f"after waiting up to {a.quiet_wait:.0f} s for it to drop" + (" (marked in the last table)." if n_busy else "."),
         "",
         "### Peak RSS (whole benchmark process, wait4 ru_maxrss)",
         "",
@@ -612,12 +744,19 @@ def main():
     ap.add_argument("--append", action="store_true", help="append a section to --results instead of rewriting it")
     ap.add_argument("--note", default="", help="a line of context written into the report section")
     ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--quiet-wait", type=float, default=300,
+                    help="seconds to wait before an engine run for the load average to drop to the core count "
+                         "(default 300); a run that starts above it is marked")
+    ap.add_argument("--llama-args", default="",
+                    help="extra llama-bench options, e.g. '-fa 1' (default: none)")
     a = ap.parse_args()
     names = [n for n in a.models.split(",") if n]
     for n in names:
         if n not in MODELS:
             ap.error(f"unknown model {n!r}")
 
+    a.llama_args = a.llama_args.split()
+    a.llama_isa = llama_isa()
     load_before = loadavg()
     petrel = a.petrel or build_petrel(a.build_dir, a.jobs)
     llama = a.llama_bench or build_llama()
@@ -637,6 +776,7 @@ def main():
         "cpu": cpu_model(), "ncpu": os.cpu_count(), "kernel": platform.release(),
         "load_before": load_before, "load_after": loadavg(), "petrel_rev": git_rev(),
         "llama_pkg": llama_pkg_version(), "llama_build": llama_build,
+        "amx": "amx_int8" in cpu_flags(),
     }
     summary, doc = report(a, results, meta)
     print(summary)
