@@ -727,6 +727,18 @@ def report(a, results, meta):
     return table + "\n\n" + "\n".join(rss_lines), "\n".join(doc)
 
 
+def other_machines(path, cpu):
+    """The sections of an existing report that were run on another CPU: a
+    new run replaces the sections of its own machine and keeps the rest."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return []
+    sections = text.split("\n## Run of ")[1:]
+    return ["## Run of " + sec.rstrip("\n") + "\n" for sec in sections if f"- machine: {cpu} (" not in sec]
+
+
 def main():
     ap = argparse.ArgumentParser(description="petrel vs llama.cpp, side by side (see the module docstring)")
     ap.add_argument("--models", default=",".join(MODELS), help="comma list of: " + ", ".join(MODELS))
@@ -791,7 +803,7 @@ def main():
                 f.write("\n" + doc)
         else:
             with open(a.results, "w") as f:
-                f.write(RESULTS_HEAD + doc)
+                f.write(RESULTS_HEAD + doc + "".join("\n" + sec for sec in other_machines(a.results, meta["cpu"])))
         log(f"wrote {a.results}")
 
 
