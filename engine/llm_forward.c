@@ -72,7 +72,9 @@ struct pt_llm_state {
     int n_threads;      /* threads of the pool */
     int n_past;         /* positions [0, n_past) are in the cache */
     pt_kv_cache kv;
-    pt_pool *pool;
+    pt_threadpool *tp;  /* the pool every step runs on, held for a whole forward call */
+    bool owns_tp;       /* a private pool (made by pt_llm_state_new), else the caller's */
+    pt_pool *pool;      /* tp->pool */
     float *inv_freq;    /* [n_rot/2] rotary inverse frequencies */
     float *rope_cs;     /* [n_batch][n_rot] cos/sin pairs of the chunk's positions */
     float *x;           /* [n_batch][E] residual stream */
@@ -94,7 +96,7 @@ struct pt_llm_state {
 /* ---- state -------------------------------------------------------------- */
 
 pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_threads,
-                           pt_llm_state **out, pt_error *err) {
+                           pt_threadpool *pool, pt_llm_state **out, pt_error *err) {
     *out = NULL;
     if (n_ctx <= 0 || n_batch <= 0)
         return pt_fail(err, PT_ERR_ARG, "context size (%d) and batch size (%d) must be positive",
@@ -107,14 +109,20 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
     if (!s) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the run state");
     s->n_ctx = n_ctx;
     s->n_batch = n_batch;
-    s->n_threads = n_threads;
 
     pt_status st = pt_kv_init(&s->kv, hp->n_layer, n_ctx, hp->n_head_kv, hp->head_dim, err);
-    if (st == PT_OK) st = pt_pool_new(n_threads, &s->pool, err);
+    if (st == PT_OK && !pool) {
+        st = pt_threadpool_new(n_threads, &s->tp, err);
+        s->owns_tp = st == PT_OK;
+    } else {
+        s->tp = pool;
+    }
     if (st) {
         pt_llm_state_free(s);
         return st;
     }
+    s->pool = s->tp->pool;
+    s->n_threads = n_threads = pt_pool_threads(s->pool); /* the scratch below is per thread */
     const size_t nb = (size_t)n_batch, E = (size_t)hp->n_embd, F = (size_t)hp->n_ff;
     const size_t QD = (size_t)hp->n_head * hp->head_dim, KD = (size_t)hp->n_head_kv * hp->head_dim;
     size_t max_cols = E > QD ? E : QD;
@@ -148,7 +156,7 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
 
 void pt_llm_state_free(pt_llm_state *s) {
     if (!s) return;
-    pt_pool_free(s->pool);
+    if (s->owns_tp) pt_threadpool_free(s->tp);
     pt_kv_release(&s->kv);
     free(s->inv_freq);
     free(s->rope_cs);
@@ -167,6 +175,7 @@ void pt_llm_state_free(pt_llm_state *s) {
 }
 
 void pt_llm_state_reset(pt_llm_state *s) { s->n_past = 0; }
+void pt_llm_state_truncate(pt_llm_state *s, int n_keep) { s->n_past = n_keep; }
 int pt_llm_state_n_past(const pt_llm_state *s) { return s->n_past; }
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
 
@@ -549,11 +558,13 @@ pt_status pt_llm_forward(const pt_llm *m, pt_llm_state *s, const pt_token *token
         return pt_fail(err, PT_ERR_CONTEXT_FULL,
                        "context full: %d tokens after %d of %d positions would not fit", n, s->n_past,
                        s->n_ctx);
+    pt_threadpool_acquire(s->tp); /* other users of a shared pool wait for this call */
     for (int i0 = 0; i0 < n; i0 += s->n_batch) {
         const int nc = n - i0 < s->n_batch ? n - i0 : s->n_batch;
         const bool last = i0 + nc == n;
         forward_chunk(m, s, tokens + i0, nc, all_logits ? all_logits + (size_t)i0 * m->hp.n_vocab : NULL,
                       last ? last_logits : NULL);
     }
+    pt_threadpool_release(s->tp);
     return PT_OK;
 }

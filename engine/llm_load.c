@@ -22,7 +22,8 @@
  * is only read a row at a time, so it is repacked only when it doubles as
  * the output matrix (tied): then the one packed copy serves both, rows
  * being looked up with pt_qweights_dequant_row. Matrices are repacked in
- * parallel, one task each.
+ * parallel, one task each, on the caller's pool when it gives one. A
+ * metadata-only load stops before repacking: the weights are never read.
  */
 #include "llm_internal.h"
 
@@ -375,13 +376,13 @@ static void pack_task(void *ctx, int task, int n_tasks, int thread) {
     if (thread == 0 && j->fn) j->fn(j->user, done, j->total);
 }
 
-/* Repacking runs on a short-lived pool of one thread per online CPU (at
- * most 8): it is memory-bound copying, and the state's pool does not
- * exist yet. Peak memory: the packed copies plus, per thread, the source
+/* Repacking runs on the caller's pool, or else on a short-lived private
+ * pool of one thread per online CPU (at most 8: it is memory-bound
+ * copying). Peak memory: the packed copies plus, per thread, the source
  * pages of the matrix in hand. */
 #define PACK_MAX_THREADS 8
 
-static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_load_progress_fn fn, void *user, pt_error *err) {
+static pt_status pack_all(pt_llm *m, const pt_gguf *g, const pt_llm_load_opts *o, pt_error *err) {
     const double t0 = now_s();
     m->pack.variant = pt_cpu_variant_name(m->cpu.variant);
     static const char *const names[7] = {"attn_q.weight", "attn_k.weight", "attn_v.weight",
@@ -397,20 +398,30 @@ static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_load_progress_fn fn, v
         for (int k = 0; k < 7; k++) items[1 + 7 * il + k] = (pack_item){ws[k], names[k], il, false, 0};
     }
 
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    const int n_threads = cpus < 1 ? 1 : cpus > PACK_MAX_THREADS ? PACK_MAX_THREADS : (int)cpus;
+    pt_load_progress_fn fn = o->progress;
+    void *user = o->progress_user;
     pack_job job = {&m->cpu, g, items, 0, 0, fn, user};
     for (int i = 0; i < n; i++)
         if (pt_qweights_supported(items[i].w->type, items[i].w->rows, items[i].w->cols, &m->cpu))
             job.total += weight_bytes(items[i].w);
     if (fn) fn(user, 0, job.total);
-    pt_pool *pool = NULL;
-    if (m->cpu.variant == PT_CPU_REF || n_threads == 1 || pt_pool_new(n_threads, &pool, NULL) != PT_OK) {
-        for (int i = 0; i < n; i++) pack_task(&job, i, n, 0); /* no pool: one by one */
+    if (m->cpu.variant == PT_CPU_REF) {
+        /* nothing to repack */
+    } else if (o->pool) {
+        pt_threadpool_acquire(o->pool);
+        pt_pool_run(o->pool->pool, pack_task, &job, n);
+        pt_threadpool_release(o->pool);
     } else {
-        pt_pool_set_spin_us(pool, 0); /* tasks are long: no need to spin */
-        pt_pool_run(pool, pack_task, &job, n);
-        pt_pool_free(pool);
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        const int n_threads = cpus < 1 ? 1 : cpus > PACK_MAX_THREADS ? PACK_MAX_THREADS : (int)cpus;
+        pt_pool *pool = NULL;
+        if (n_threads == 1 || pt_pool_new(n_threads, &pool, NULL) != PT_OK) {
+            for (int i = 0; i < n; i++) pack_task(&job, i, n, 0); /* no pool: one by one */
+        } else {
+            pt_pool_set_spin_us(pool, 0); /* tasks are long: no need to spin */
+            pt_pool_run(pool, pack_task, &job, n);
+            pt_pool_free(pool);
+        }
     }
     if (m->hp.tied_output) m->tok_embd.packed = m->output.packed; /* shared, owned by output */
     if (fn) fn(user, job.total, job.total);
@@ -500,22 +511,31 @@ static pt_status own_vectors(pt_llm *m, const pt_gguf *g, pt_error *err) {
 }
 
 pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err) {
-    return pt_llm_load_with(g, NULL, NULL, NULL, out, err);
+    return pt_llm_load_with(g, NULL, out, err);
 }
 
 pt_status pt_llm_load_cpu(const pt_gguf *g, const pt_cpu *cpu, pt_llm **out, pt_error *err) {
-    return pt_llm_load_with(g, cpu, NULL, NULL, out, err);
+    const pt_llm_load_opts o = {.cpu = cpu};
+    return pt_llm_load_with(g, &o, out, err);
 }
 
-pt_status pt_llm_load_with(const pt_gguf *g, const pt_cpu *cpu, pt_load_progress_fn fn, void *user,
-                           pt_llm **out, pt_error *err) {
+pt_status pt_llm_cpu_from_name(const char *name, pt_cpu *out, pt_error *err) {
+    if (name && strcmp(name, "auto") == 0) name = NULL;
+    if (pt_cpu_detect_with(out, name) != 0)
+        return pt_fail(err, PT_ERR_UNSUPPORTED,
+                       "CPU kernel variant '%s' is unknown or this CPU cannot run it",
+                       name ? name : "auto");
+    return PT_OK;
+}
+
+pt_status pt_llm_load_with(const pt_gguf *g, const pt_llm_load_opts *opts, pt_llm **out,
+                           pt_error *err) {
     *out = NULL;
+    const pt_llm_load_opts o = opts ? *opts : (pt_llm_load_opts){0};
     pt_cpu detected;
+    const pt_cpu *cpu = o.cpu;
     if (!cpu) {
-        if (pt_cpu_detect(&detected) != 0)
-            return pt_fail(err, PT_ERR_UNSUPPORTED,
-                           "PETREL_CPU='%s' names an unknown kernel variant or one this CPU cannot run",
-                           getenv("PETREL_CPU") ? getenv("PETREL_CPU") : "");
+        pt_cpu_detect_with(&detected, NULL); /* the best: cannot fail */
         cpu = &detected;
     }
     pt_llm *m = calloc(1, sizeof *m);
@@ -544,7 +564,13 @@ pt_status pt_llm_load_with(const pt_gguf *g, const pt_cpu *cpu, pt_load_progress
     }
     for (int il = 0; il < hp->n_layer; il++)
         if ((st = load_layer(&f, hp, il, &m->layers[il]))) goto fail;
-    if ((st = pack_all(m, g, fn, user, err)) || (st = own_vectors(m, g, err))) goto fail;
+    if (o.metadata_only) {
+        /* the weights stay unread: every matrix counts as on the reference path */
+        m->pack.variant = pt_cpu_variant_name(m->cpu.variant);
+        m->pack.n_ref = 1 + 7 * hp->n_layer;
+    } else if ((st = pack_all(m, g, &o, err)) || (st = own_vectors(m, g, err))) {
+        goto fail;
+    }
     *out = m;
     return PT_OK;
 fail:
