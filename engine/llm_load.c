@@ -248,12 +248,12 @@ static pt_status find(const tensor_finder *f, const char *name, int n_dims, cons
 
 /* A [rows x cols] matrix (GGUF ne = [cols, rows]) of any supported type. */
 static pt_status find_matrix(const tensor_finder *f, const char *name, int64_t rows, int64_t cols,
-                             bool optional, pt_llm_weight *w) {
+                             bool optional, pt_weight *w) {
     const int64_t ne[2] = {cols, rows};
     const pt_gguf_tensor *t;
     pt_status st = find(f, name, 2, ne, optional, &t);
     if (st || !t) return st;
-    *w = (pt_llm_weight){.type = t->type, .data = t->data, .rows = rows, .cols = cols};
+    *w = (pt_weight){.type = t->type, .data = t->data, .rows = rows, .cols = cols};
     return PT_OK;
 }
 
@@ -333,7 +333,7 @@ static uint64_t drop_pages(const pt_gguf *g, const void *p, size_t n) {
 /* The matrices to repack, each a task of a pool run: the output (the
  * token embedding when tied) and the 7 matrices of every layer. */
 typedef struct pack_item {
-    pt_llm_weight *w;
+    pt_weight *w;
     const char *name; /* GGUF name, "blk.N." prefix left out for layers */
     int il;           /* layer, or -1 */
     bool failed;      /* out of memory */
@@ -352,11 +352,6 @@ typedef struct pack_job {
     void *user;
 } pack_job;
 
-/* Source bytes of a matrix (what packing it reads from the file). */
-static uint64_t weight_bytes(const pt_llm_weight *w) {
-    return (uint64_t)pt_type_row_bytes(w->type, w->cols) * (uint64_t)w->rows;
-}
-
 /* Repack one matrix when its type has a fast path (else it stays on the
  * reference path), then drop its source pages. Tasks touch only their own
  * item and weight. */
@@ -364,15 +359,15 @@ static void pack_task(void *ctx, int task, int n_tasks, int thread) {
     (void)n_tasks;
     pack_job *j = ctx;
     pack_item *it = &j->items[task];
-    pt_llm_weight *w = it->w;
-    if (!pt_qweights_supported(w->type, w->rows, w->cols, j->cpu)) return;
-    w->packed = pt_qweights_pack(w->type, w->data, w->rows, w->cols, j->cpu);
-    if (!w->packed) {
+    pt_weight *w = it->w;
+    if (!pt_weight_can_pack(w, j->cpu)) return;
+    if (!pt_weight_pack(w, j->cpu)) {
         it->failed = true;
         return;
     }
-    it->dropped = drop_pages(j->g, w->data, pt_type_row_bytes(w->type, w->cols) * (size_t)w->rows);
-    const uint64_t done = atomic_fetch_add(&j->done, weight_bytes(w)) + weight_bytes(w);
+    const uint64_t bytes = pt_weight_source_bytes(w);
+    it->dropped = drop_pages(j->g, w->data, (size_t)bytes);
+    const uint64_t done = atomic_fetch_add(&j->done, bytes) + bytes;
     if (thread == 0 && j->fn) j->fn(j->user, done, j->total);
 }
 
@@ -394,7 +389,7 @@ static pt_status pack_all(pt_llm *m, const pt_gguf *g, const pt_llm_load_opts *o
     items[0] = (pack_item){&m->output, m->hp.tied_output ? "token_embd.weight" : "output.weight", -1, false, 0};
     for (int il = 0; il < m->hp.n_layer; il++) {
         pt_llm_layer *L = &m->layers[il];
-        pt_llm_weight *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        pt_weight *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (int k = 0; k < 7; k++) items[1 + 7 * il + k] = (pack_item){ws[k], names[k], il, false, 0};
     }
 
@@ -402,8 +397,7 @@ static pt_status pack_all(pt_llm *m, const pt_gguf *g, const pt_llm_load_opts *o
     void *user = o->progress_user;
     pack_job job = {&m->cpu, g, items, 0, 0, fn, user};
     for (int i = 0; i < n; i++)
-        if (pt_qweights_supported(items[i].w->type, items[i].w->rows, items[i].w->cols, &m->cpu))
-            job.total += weight_bytes(items[i].w);
+        if (pt_weight_can_pack(items[i].w, &m->cpu)) job.total += pt_weight_source_bytes(items[i].w);
     if (fn) fn(user, 0, job.total);
     if (m->cpu.variant == PT_CPU_REF) {
         /* nothing to repack */
@@ -429,7 +423,7 @@ static pt_status pack_all(pt_llm *m, const pt_gguf *g, const pt_llm_load_opts *o
     pt_status st = PT_OK;
     for (int i = 0; i < n; i++) {
         const pack_item *it = &items[i];
-        const pt_llm_weight *w = it->w;
+        const pt_weight *w = it->w;
         if (it->failed && st == PT_OK) {
             char full[64];
             if (it->il >= 0) snprintf(full, sizeof full, "blk.%d.%s", it->il, it->name);
