@@ -46,8 +46,8 @@ typedef struct pt_llm_load_opts {
 
 /* Validate hyperparameters, find every tensor (checking type and shape)
  * and repack the matrices that have a fast path for the chosen CPU
- * variant (unless metadata_only: then the weights are never read and
- * every matrix counts as unpacked). A missing or mis-shaped tensor, an
+ * variant (unless metadata_only: then the weights are never read and the
+ * pack info holds only the variant; such a model must not run). A missing or mis-shaped tensor, an
  * unknown architecture or an unsupported tensor type is an error naming
  * it. g must outlive the model. When g owns its mapping, the pages of
  * each repacked matrix are dropped (MADV_DONTNEED), so resident memory

@@ -559,9 +559,8 @@ pt_status pt_llm_load_with(const pt_gguf *g, const pt_llm_load_opts *opts, pt_ll
     for (int il = 0; il < hp->n_layer; il++)
         if ((st = load_layer(&f, hp, il, &m->layers[il]))) goto fail;
     if (o.metadata_only) {
-        /* the weights stay unread: every matrix counts as on the reference path */
+        /* the weights stay unread: nothing packed, nothing on any path */
         m->pack.variant = pt_cpu_variant_name(m->cpu.variant);
-        m->pack.n_ref = 1 + 7 * hp->n_layer;
     } else if ((st = pack_all(m, g, &o, err)) || (st = own_vectors(m, g, err))) {
         goto fail;
     }
