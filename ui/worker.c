@@ -103,7 +103,9 @@ static void do_load(pt_worker *w, const char *path) {
     /* close the old model first: two models at once may not fit in RAM */
     pt_session_close(&w->sess);
     pt_error err = {0};
-    if (!w->pool) pt_threadpool_new(w->n_threads, &w->pool, NULL); /* NULL: private pools */
+    /* the process's one pool, made on first use (if that fails, w->pool
+     * stays NULL and the load and the context each make their own) */
+    if (!w->pool) pt_threadpool_new(w->n_threads, &w->pool, NULL);
     pt_context_params cp = pt_context_default_params();
     if (w->n_ctx > 0) cp.n_ctx = w->n_ctx;
     if (w->n_threads > 0) cp.n_threads = w->n_threads;
