@@ -69,3 +69,10 @@ const char *app_model_path(const char *given, char *buf, size_t cap) {
     }
     return buf;
 }
+
+pt_model_params app_model_params(pt_threadpool *pool) {
+    pt_model_params mp = pt_model_default_params();
+    mp.cpu = getenv("PETREL_CPU");
+    mp.threadpool = pool;
+    return mp;
+}

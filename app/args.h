@@ -24,6 +24,11 @@ int app_fail(const pt_error *err);
  * and returns NULL when it is missing. */
 const char *arg_value(int argc, char **argv, int *i);
 
+/* Model load parameters as every subcommand wants them: the CPU kernel
+ * variant from the PETREL_CPU environment variable (the engine never reads
+ * the environment) and the process's thread pool (NULL: a private one). */
+pt_model_params app_model_params(pt_threadpool *pool);
+
 /* Model path from -m, else the default model; NULL (error printed) if none. */
 const char *app_model_path(const char *given, char *buf, size_t cap);
 

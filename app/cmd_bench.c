@@ -625,6 +625,8 @@ static uint64_t rng_next(uint64_t *s) {
 }
 
 typedef struct runner {
+    pt_threadpool *pool; /* of pool_threads threads: the load and every context run on it */
+    int pool_threads;
     pt_model *model;
     pt_context *ctx;
     int n_vocab;
@@ -633,6 +635,17 @@ typedef struct runner {
     pt_token *tokens; /* [max n_batch] */
     pt_error err;
 } runner;
+
+/* The pool for a test of n threads: kept while the thread count stays the
+ * same, so the load and the tests share one pool (as the app does). */
+static bool use_pool(runner *r, int n_threads) {
+    if (r->pool && r->pool_threads == n_threads) return true;
+    pt_threadpool_free(r->pool);
+    r->pool = NULL;
+    if (pt_threadpool_new(n_threads, &r->pool, &r->err) != PT_OK) return false;
+    r->pool_threads = n_threads;
+    return true;
+}
 
 static pt_token random_token(runner *r) { return (pt_token)(rng_next(&r->rng) % (uint64_t)r->n_vocab); }
 
@@ -704,6 +717,7 @@ static int run_test(runner *r, bench_test *t, int reps, bool warmup, bool progre
     pt_context_params cp = pt_context_default_params();
     cp.n_ctx = t->n_prompt + t->n_gen + t->n_depth;
     cp.n_threads = t->n_threads;
+    cp.threadpool = r->pool; /* use_pool made it for t->n_threads */
     cp.n_batch = t->n_ubatch;
     if (pt_context_new(r->model, &cp, &r->ctx, &r->err) != PT_OK) return app_fail(&r->err);
     pt_model_info in;
@@ -834,12 +848,17 @@ int cmd_bench(int argc, char **argv) {
     int loaded = -1;
     for (int i = 0; i < n_tests && !rc; i++) {
         bench_test *t = &tests[i];
+        if (!use_pool(&r, t->n_threads)) {
+            rc = app_fail(&r.err);
+            break;
+        }
         if (t->model_index != loaded) {
             pt_model_free(r.model);
             r.model = NULL;
             loaded = -1;
             if (o.progress) fprintf(stderr, "petrel bench: loading %s\n", t->model_path);
-            if (pt_model_load(t->model_path, &r.model, &r.err) != PT_OK) {
+            const pt_model_params mp = app_model_params(r.pool);
+            if (pt_model_load(t->model_path, &mp, &r.model, &r.err) != PT_OK) {
                 rc = app_fail(&r.err);
                 break;
             }
@@ -865,6 +884,7 @@ int cmd_bench(int argc, char **argv) {
     }
 out:
     pt_model_free(r.model);
+    pt_threadpool_free(r.pool);
     free(r.tokens);
     free(samples);
     free(tests);

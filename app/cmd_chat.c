@@ -46,6 +46,7 @@ typedef struct chat_state {
     pt_model_list models;
     char data_dir[4096];
     pt_context_params cparams;
+    pt_threadpool *pool;      /* the process's one pool: every model load and context */
     bool show_stats;
     bool tty;
     pt_turn_result last;
@@ -141,7 +142,13 @@ static int run_turn(chat_state *c) {
 static bool open_model(chat_state *c, const char *path) {
     pt_error err = {0};
     pt_session_close(&c->sess);
-    if (pt_session_open(&c->sess, path, &c->cparams, NULL, NULL, &err) != PT_OK) {
+    if (!c->pool && pt_threadpool_new(c->cparams.n_threads, &c->pool, &err) != PT_OK) {
+        app_error("%s", err.msg);
+        return false;
+    }
+    const pt_model_params mp = app_model_params(c->pool);
+    c->cparams.threadpool = c->pool;
+    if (pt_session_open(&c->sess, path, &mp, &c->cparams, &err) != PT_OK) {
         app_error("cannot open %s: %s", path, err.msg);
         return false;
     }
@@ -309,13 +316,17 @@ int cmd_chat(int argc, char **argv) {
         if (p) model = p;
     }
     if (!(model = app_model_path(model, def, sizeof def))) return 1;
-    if (!open_model(c, model)) return 1;
+    if (!open_model(c, model)) {
+        pt_threadpool_free(c->pool);
+        return 1;
+    }
     if (system) pt_convo_set_system(&c->convo, system);
     if (load) {
         char path[4096], err[512];
         if (!pt_convo_load(&c->convo, &c->set, c->data_dir, load, path, sizeof path, err, sizeof err)) {
             app_error("%s", err);
             pt_session_close(&c->sess);
+            pt_threadpool_free(c->pool);
             return 1;
         }
     }
@@ -370,6 +381,7 @@ int cmd_chat(int argc, char **argv) {
     pt_models_free(&c->models);
     pt_convo_free(&c->convo);
     pt_session_close(&c->sess);
+    pt_threadpool_free(c->pool);
     signal(SIGINT, SIG_DFL);
     return status;
 }

@@ -44,7 +44,8 @@ int cmd_info(int argc, char **argv) {
     if (!(path = app_model_path(path, buf, sizeof buf))) return 1;
     pt_model *m = NULL;
     pt_error err = {0};
-    if (pt_model_load(path, &m, &err) != PT_OK) return app_fail(&err);
+    const pt_model_params mp = app_model_params(NULL); /* one load: its private pool */
+    if (pt_model_load(path, &mp, &m, &err) != PT_OK) return app_fail(&err);
 
     pt_model_info in;
     pt_model_get_info(m, &in);

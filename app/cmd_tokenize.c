@@ -69,7 +69,9 @@ int cmd_tokenize(int argc, char **argv) {
     if (!path) return 1;
     pt_model *m = NULL;
     pt_error err = {0};
-    if (pt_model_load(path, &m, &err) != PT_OK) return app_fail(&err);
+    pt_model_params mp = app_model_params(NULL);
+    mp.metadata_only = true; /* the tokenizer is all it needs */
+    if (pt_model_load(path, &mp, &m, &err) != PT_OK) return app_fail(&err);
     size_t len = strlen(text);
     int cap = (int)len + 8;
     pt_token *ids = malloc((size_t)cap * sizeof *ids);

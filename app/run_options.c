@@ -85,8 +85,15 @@ int run_session_open(run_session *s, const run_options *o) {
     if (!path) return 1;
     if (path != s->model_path) snprintf(s->model_path, sizeof s->model_path, "%s", path);
     pt_error err = {0};
-    if (pt_model_load(s->model_path, &s->model, &err) != PT_OK) return app_fail(&err);
-    if (pt_context_new(s->model, &o->context, &s->ctx, &err) != PT_OK) {
+    if (pt_threadpool_new(o->context.n_threads, &s->pool, &err) != PT_OK) return app_fail(&err);
+    const pt_model_params mp = app_model_params(s->pool);
+    pt_context_params cp = o->context;
+    cp.threadpool = s->pool;
+    if (pt_model_load(s->model_path, &mp, &s->model, &err) != PT_OK) {
+        run_session_close(s);
+        return app_fail(&err);
+    }
+    if (pt_context_new(s->model, &cp, &s->ctx, &err) != PT_OK) {
         run_session_close(s);
         return app_fail(&err);
     }
@@ -105,6 +112,7 @@ void run_session_close(run_session *s) {
     pt_sampler_free(s->sampler);
     pt_context_free(s->ctx);
     pt_model_free(s->model);
+    pt_threadpool_free(s->pool); /* after everything that runs on it */
     memset(s, 0, sizeof *s);
 }
 

@@ -24,13 +24,15 @@ int run_options_parse(run_options *o, int argc, char **argv, int *i);
 void run_options_usage(FILE *f);
 
 typedef struct run_session {
+    pt_threadpool *pool;  /* the process's one pool: the load and the context share it */
     pt_model *model;
     pt_context *ctx;
     pt_sampler *sampler;
     char model_path[4096];
 } run_session;
 
-/* Load model, context and sampler; returns 0 or an exit status (error printed). */
+/* Make the thread pool, load model, context and sampler; returns 0 or an
+ * exit status (error printed). */
 int run_session_open(run_session *s, const run_options *o);
 void run_session_close(run_session *s);
 

@@ -11,20 +11,43 @@
 #define PT_DEFAULT_BATCH 256
 
 pt_context_params pt_context_default_params(void) {
-    return (pt_context_params){.n_ctx = 0, .n_threads = 0, .n_batch = PT_DEFAULT_BATCH};
+    return (pt_context_params){.size = sizeof(pt_context_params), .n_ctx = 0, .n_threads = 0,
+                               .n_batch = PT_DEFAULT_BATCH, .kv_type = PT_KV_F32};
+}
+
+/* The caller's params over the defaults, reading only its first `size`
+ * bytes (see pt_model_params in petrel.h). */
+static pt_status read_context_params(const pt_context_params *given, pt_context_params *p,
+                                     pt_error *err) {
+    *p = pt_context_default_params();
+    if (!given) return PT_OK;
+    if (given->size < sizeof given->size || given->size > sizeof *p)
+        return pt_fail(err, PT_ERR_ARG,
+                       "pt_context_params.size is %zu, this library knows %zu bytes "
+                       "(start from pt_context_default_params())", given->size, sizeof *p);
+    memcpy(p, given, given->size);
+    p->size = sizeof *p;
+    if (p->kv_type != PT_KV_F32)
+        return pt_fail(err, PT_ERR_UNSUPPORTED, "KV cache type %d is not available (only F32)",
+                       (int)p->kv_type);
+    return PT_OK;
 }
 
 pt_status pt_context_new(pt_model *model, const pt_context_params *params, pt_context **out,
                          pt_error *err) {
     *out = NULL;
-    pt_context_params p = params ? *params : pt_context_default_params();
+    pt_context_params p;
+    pt_status st = read_context_params(params, &p, err);
+    if (st != PT_OK) return st;
+    if (model->metadata_only)
+        return pt_fail(err, PT_ERR_ARG, "the model was loaded with metadata only: it cannot run");
     const pt_llm_hparams *hp = pt_llm_get_hparams(model->llm);
     if (p.n_ctx < 0 || p.n_batch < 0 || p.n_threads < 0)
         return pt_fail(err, PT_ERR_ARG, "context size, batch and threads must not be negative");
     if (p.n_ctx == 0) p.n_ctx = hp->n_ctx_train < PT_DEFAULT_CTX ? hp->n_ctx_train : PT_DEFAULT_CTX;
     if (p.n_batch == 0) p.n_batch = PT_DEFAULT_BATCH;
     if (p.n_batch > p.n_ctx) p.n_batch = p.n_ctx;
-    if (p.n_threads == 0) {
+    if (p.n_threads == 0 && !p.threadpool) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         p.n_threads = n > 0 ? (int)n : 1;
     }
@@ -39,7 +62,7 @@ pt_status pt_context_new(pt_model *model, const pt_context_params *params, pt_co
     c->n_ctx = p.n_ctx;
     c->n_batch = p.n_batch;
     c->logits = logits;
-    pt_status st = pt_llm_state_new(model->llm, p.n_ctx, p.n_batch, p.n_threads, &c->state, err);
+    st = pt_llm_state_new(model->llm, p.n_ctx, p.n_batch, p.n_threads, p.threadpool, &c->state, err);
     if (st != PT_OK) {
         pt_context_free(c);
         return st;
@@ -58,6 +81,16 @@ void pt_context_free(pt_context *c) {
 void pt_context_reset(pt_context *c) {
     pt_llm_state_reset(c->state);
     c->have_logits = false;
+}
+
+pt_status pt_context_truncate(pt_context *c, int n_keep, pt_error *err) {
+    const int n_past = pt_llm_state_n_past(c->state);
+    if (n_keep < 0 || n_keep > n_past)
+        return pt_fail(err, PT_ERR_ARG, "cannot keep %d positions of a cache holding %d", n_keep, n_past);
+    if (n_keep == n_past) return PT_OK;
+    pt_llm_state_truncate(c->state, n_keep);
+    c->have_logits = false; /* they were the last position's, now cut */
+    return PT_OK;
 }
 
 int pt_context_n_past(const pt_context *c) { return pt_llm_state_n_past(c->state); }

@@ -9,7 +9,7 @@
  * heap copies and their source pages dropped from memory. Activations are
  * float32; products of the repacked matrices quantize them to int8 per 32
  * values, the others go through the float reference pt_matmul_ref
- * (quant.h). PETREL_CPU=ref keeps every matrix on the reference path.
+ * (quant.h). The "ref" variant keeps every matrix on the reference path.
  */
 #ifndef PETREL_LLM_H
 #define PETREL_LLM_H
@@ -35,22 +35,36 @@ typedef struct pt_llm_hparams {
 
 typedef struct pt_llm pt_llm;
 
+/* How to load: the kernel variant, where to repack, whether to repack. */
+typedef struct pt_llm_load_opts {
+    const pt_cpu *cpu;             /* kernel variant; NULL: the best this CPU can run */
+    pt_threadpool *pool;           /* repack on it; NULL: a private short-lived pool */
+    bool metadata_only;            /* check hyperparameters and tensors, repack nothing */
+    pt_load_progress_fn progress;  /* NULL: none; as pt_model_params documents */
+    void *progress_user;
+} pt_llm_load_opts;
+
 /* Validate hyperparameters, find every tensor (checking type and shape)
- * and repack the matrices that have a fast path for the CPU (detected,
- * or forced by PETREL_CPU; an unknown or unusable PETREL_CPU value is
- * PT_ERR_UNSUPPORTED). A missing or mis-shaped tensor, an unknown
- * architecture or an unsupported tensor type is an error naming it. g
- * must outlive the model. When g owns its mapping, the pages of each
- * repacked matrix are dropped (MADV_DONTNEED), so resident memory holds
- * one copy of the weights, not two. */
-pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err);
-/* The same with the kernel variant cpu->variant (tests, benchmarks);
- * PT_CPU_REF keeps every matrix on pt_matmul_ref. */
+ * and repack the matrices that have a fast path for the chosen CPU
+ * variant (unless metadata_only: then the weights are never read and the
+ * pack info holds only the variant; such a model must not run). A missing or mis-shaped tensor, an
+ * unknown architecture or an unsupported tensor type is an error naming
+ * it. g must outlive the model. When g owns its mapping, the pages of
+ * each repacked matrix are dropped (MADV_DONTNEED), so resident memory
+ * holds one copy of the weights, not two. opts NULL: the defaults. */
+pt_status pt_llm_load_with(const pt_gguf *g, const pt_llm_load_opts *opts, pt_llm **out,
+                           pt_error *err);
+/* pt_llm_load_with with only the variant set (NULL: the best; tests,
+ * benchmarks); PT_CPU_REF keeps every matrix on pt_matmul_ref. */
 pt_status pt_llm_load_cpu(const pt_gguf *g, const pt_cpu *cpu, pt_llm **out, pt_error *err);
-/* Both of the above (cpu NULL: detected), reporting the repacking's
- * progress to fn (NULL: none) as pt_model_load_progress documents. */
-pt_status pt_llm_load_with(const pt_gguf *g, const pt_cpu *cpu, pt_load_progress_fn fn, void *user,
-                           pt_llm **out, pt_error *err);
+/* pt_llm_load_with with the defaults. */
+pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err);
+
+/* The CPU and kernel variant a name selects: NULL, "" or "auto" the best
+ * this CPU can run, else a variant name as pt_cpu_variant_name spells it.
+ * A name that is unknown or that this CPU cannot run is
+ * PT_ERR_UNSUPPORTED naming it. */
+pt_status pt_llm_cpu_from_name(const char *name, pt_cpu *out, pt_error *err);
 void pt_llm_free(pt_llm *m);
 const pt_llm_hparams *pt_llm_get_hparams(const pt_llm *m);
 
@@ -66,16 +80,21 @@ typedef struct pt_llm_pack_info {
 void pt_llm_get_pack_info(const pt_llm *m, pt_llm_pack_info *out);
 
 /* Per-sequence state: KV cache, scratch buffers for up to n_ctx tokens
- * and batches of up to n_batch tokens, and a pool of n_threads threads
- * (the caller's thread is one of them; n_threads <= 0 means 1). Results
- * do not depend on n_threads, n_batch or how tokens are split between
+ * and batches of up to n_batch tokens, run on `pool` (shared, not owned),
+ * or when pool is NULL on a private pool of n_threads threads (the
+ * caller's thread is one of them; n_threads <= 0 means 1). Results do not
+ * depend on the number of threads, n_batch or how tokens are split between
  * calls: every split gives bitwise the same logits. */
 typedef struct pt_llm_state pt_llm_state;
 
 pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_threads,
-                           pt_llm_state **out, pt_error *err);
+                           pt_threadpool *pool, pt_llm_state **out, pt_error *err);
 void pt_llm_state_free(pt_llm_state *s);
 void pt_llm_state_reset(pt_llm_state *s);
+/* Keep positions [0, n_keep) of the cache (0 <= n_keep <= n_past, checked
+ * by the caller): the next forward pass writes from n_keep on, and the
+ * positions past it are stale, as after a reset. */
+void pt_llm_state_truncate(pt_llm_state *s, int n_keep);
 int pt_llm_state_n_past(const pt_llm_state *s);
 /* Bytes the KV cache holds in memory (as allocated, padding included). */
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s);

@@ -19,24 +19,18 @@
  *     x += Wdown (silu(Wgate xn) * Wup xn)
  *   logits = Wout (rmsnorm(x) * output_norm)   only for the rows asked for
  *
- * Products: a repacked matrix (weight.packed) multiplies the int8
- * quantization of its input (pt_qact, made once per input and shared by
- * Q/K/V and by gate/up); any other matrix goes through pt_matmul_ref on
- * the float input. Attention is the fused online-softmax kernel of
- * attention.h over the KV cache (kv_cache.h).
+ * Products go through the matmul runner (matmul.h): a repacked matrix
+ * (weight.packed) multiplies the int8 quantization of its input (pt_qact,
+ * made here once per input and shared by Q/K/V and by gate/up); any other
+ * matrix goes through pt_matmul_ref on the float input. Attention is the
+ * fused online-softmax kernel of attention.h over the KV cache
+ * (kv_cache.h).
  *
- * Threads. Every step runs on the state's pool:
- *   - products: rows split into units (whole row groups of a packed
- *     matrix, ROW_ALIGN rows otherwise); one even share of units per
- *     thread for one token (bandwidth-bound), a weighted pool run for a
- *     batch (compute-bound, see threadpool.h: each thread starts on a
- *     share sized by its measured speed and then steals from the others,
- *     so big cores wait neither for little ones nor for a preempted
- *     thread). The matrices that read one input (Q, K, V; gate, up) go in
- *     one pool run: Q, K and V are one part each, taken one after the
- *     other; gate and up are one part together, each range of units
- *     covering the same rows of both, to which the thread then applies
- *     silu(gate) * up;
+ * Threads. Every step runs on the state's pool, held (pt_threadpool_acquire)
+ * for the whole of a pt_llm_forward call:
+ *   - products: split by matmul.h (an even share per thread for one token,
+ *     a weighted run with stealing for a batch); the matrices that read
+ *     one input (Q, K, V; gate and up with silu fused) go in one pool run;
  *   - attention: tasks of (KV head, tile of 16 tokens, part of the KV
  *     head's query heads), the costliest (latest) tiles first;
  *   - per-token steps (residual add + rmsnorm + quantization, bias / norm
@@ -53,6 +47,7 @@
 
 #include "attention.h"
 #include "kv_cache.h"
+#include "matmul.h"
 #include "ops.h"
 #include "ops_simd.h"
 #include "quant.h"
@@ -64,7 +59,6 @@
 #include <string.h>
 
 #define ATTN_TILE 16  /* query tokens per attention task */
-#define ROW_ALIGN 8   /* row split granularity of unpacked matrices */
 
 struct pt_llm_state {
     int n_ctx;          /* KV cache capacity in positions */
@@ -72,7 +66,10 @@ struct pt_llm_state {
     int n_threads;      /* threads of the pool */
     int n_past;         /* positions [0, n_past) are in the cache */
     pt_kv_cache kv;
-    pt_pool *pool;
+    const pt_cpu *cpu;  /* the model's kernel variant */
+    pt_threadpool *tp;  /* the pool every step runs on, held for a whole forward call */
+    bool owns_tp;       /* a private pool (made by pt_llm_state_new), else the caller's */
+    pt_pool *pool;      /* tp->pool */
     float *inv_freq;    /* [n_rot/2] rotary inverse frequencies */
     float *rope_cs;     /* [n_batch][n_rot] cos/sin pairs of the chunk's positions */
     float *x;           /* [n_batch][E] residual stream */
@@ -94,7 +91,7 @@ struct pt_llm_state {
 /* ---- state -------------------------------------------------------------- */
 
 pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_threads,
-                           pt_llm_state **out, pt_error *err) {
+                           pt_threadpool *pool, pt_llm_state **out, pt_error *err) {
     *out = NULL;
     if (n_ctx <= 0 || n_batch <= 0)
         return pt_fail(err, PT_ERR_ARG, "context size (%d) and batch size (%d) must be positive",
@@ -107,14 +104,21 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
     if (!s) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the run state");
     s->n_ctx = n_ctx;
     s->n_batch = n_batch;
-    s->n_threads = n_threads;
+    s->cpu = &m->cpu;
 
     pt_status st = pt_kv_init(&s->kv, hp->n_layer, n_ctx, hp->n_head_kv, hp->head_dim, err);
-    if (st == PT_OK) st = pt_pool_new(n_threads, &s->pool, err);
+    if (st == PT_OK && !pool) {
+        st = pt_threadpool_new(n_threads, &s->tp, err);
+        s->owns_tp = st == PT_OK;
+    } else {
+        s->tp = pool;
+    }
     if (st) {
         pt_llm_state_free(s);
         return st;
     }
+    s->pool = s->tp->pool;
+    s->n_threads = n_threads = pt_pool_threads(s->pool); /* the scratch below is per thread */
     const size_t nb = (size_t)n_batch, E = (size_t)hp->n_embd, F = (size_t)hp->n_ff;
     const size_t QD = (size_t)hp->n_head * hp->head_dim, KD = (size_t)hp->n_head_kv * hp->head_dim;
     size_t max_cols = E > QD ? E : QD;
@@ -133,7 +137,7 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
     s->up = malloc(nb * F * sizeof(float));
     s->qa_buf = malloc(pt_qact_bytes((int64_t)nb, (int64_t)max_cols));
     s->attn_scratch = malloc((size_t)n_threads * s->attn_scratch_n * sizeof(float));
-    s->mm_scratch_n = (pt_qmatmul_scratch_bytes(&m->cpu, (int64_t)max_cols) + 63) & ~(size_t)63;
+    s->mm_scratch_n = pt_matmul_scratch_bytes(&m->cpu, (int64_t)max_cols);
     if (s->mm_scratch_n) s->mm_scratch = malloc((size_t)n_threads * s->mm_scratch_n);
     if (!s->inv_freq || !s->rope_cs || !s->x || !s->xn || !s->q || !s->k || !s->v || !s->att ||
         !s->gate || !s->up || !s->qa_buf || !s->attn_scratch || (s->mm_scratch_n && !s->mm_scratch)) {
@@ -148,7 +152,7 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
 
 void pt_llm_state_free(pt_llm_state *s) {
     if (!s) return;
-    pt_pool_free(s->pool);
+    if (s->owns_tp) pt_threadpool_free(s->tp);
     pt_kv_release(&s->kv);
     free(s->inv_freq);
     free(s->rope_cs);
@@ -167,6 +171,7 @@ void pt_llm_state_free(pt_llm_state *s) {
 }
 
 void pt_llm_state_reset(pt_llm_state *s) { s->n_past = 0; }
+void pt_llm_state_truncate(pt_llm_state *s, int n_keep) { s->n_past = n_keep; }
 int pt_llm_state_n_past(const pt_llm_state *s) { return s->n_past; }
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
 
@@ -189,122 +194,13 @@ static void run_tokens(pt_llm_state *s, pt_pool_fn fn, void *job, int n) {
 
 /* ---- matrix products ---------------------------------------------------- */
 
-/* Up to three products reading one input, in one pool run. Packed
- * matrices read qa (the input quantized), the others the float x. */
-typedef struct mm_job {
-    const pt_cpu *cpu;
-    int n_w;
-    const pt_llm_weight *w[3];
-    float *y[3];            /* [n][w->rows] each */
-    const float *x;         /* [n][cols] */
-    const pt_qact *qa;
-    int n;
-    bool silu;              /* w[0], w[1] = gate, up: y[0] = silu(y[0]) * y[1] */
-} mm_job;
-
-/* How a job's rows are split: into parts of units, which the tasks take
- * from a weighted run's claims or evenly by task. */
-typedef struct mm_plan {
-    const mm_job *j;
-    pt_pool *pool;          /* claim from this weighted run; NULL: even split by task */
-    uint8_t *scratch;       /* [threads][scratch_n] for the kernels, or NULL */
-    size_t scratch_n;
-    int n_parts;            /* one per matrix, or one for gate and up together */
-    int64_t align[3];       /* rows per unit of each part */
-    int64_t units[3];       /* units of each part */
-} mm_plan;
-
-/* Rows per unit of w: whole row groups of a packed matrix, ROW_ALIGN rows
- * otherwise, so every range of units is a valid row range for its kernel. */
-static int64_t row_align(const pt_llm_weight *w) {
-    return w->packed ? pt_qweights_row_align(w->packed) : ROW_ALIGN;
+/* y_i = W_i x on the state's pool and scratch (matmul.h). */
+static void matmul_run(pt_llm_state *s, const pt_matmul *j) {
+    const pt_matmul_runner r = {s->cpu, s->pool, s->n_threads, s->mm_scratch, s->mm_scratch_n};
+    pt_matmul_run(&r, j);
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-    while (b) {
-        const int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* The parts of a job: one per matrix, except gate and up (silu), which
- * are one part of units valid for both (a multiple of both alignments),
- * so a claimed range covers the same rows of both and silu can follow. */
-static mm_plan mm_parts(const mm_job *j, pt_pool *pool, uint8_t *scratch, size_t scratch_n) {
-    mm_plan pl = {j, pool, scratch, scratch_n, j->silu ? 1 : j->n_w, {0}, {0}};
-    if (j->silu) {
-        const int64_t a = row_align(j->w[0]), b = row_align(j->w[1]);
-        pl.align[0] = a / gcd64(a, b) * b;
-    } else {
-        for (int i = 0; i < j->n_w; i++) pl.align[i] = row_align(j->w[i]);
-    }
-    for (int i = 0; i < pl.n_parts; i++)
-        pl.units[i] = (j->w[i]->rows + pl.align[i] - 1) / pl.align[i];
-    return pl;
-}
-
-/* y = W x for rows [r0, r1) of matrix i, on the calling thread's scratch. */
-static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thread) {
-    const mm_job *j = pl->j;
-    const pt_llm_weight *w = j->w[i];
-    if (w->packed)
-        pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1,
-                   pl->scratch ? pl->scratch + (size_t)thread * pl->scratch_n : NULL);
-    else
-        pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
-}
-
-/* Units [u0, u1) of part `part`. Every row is computed by exactly one
- * range with the same kernel, so no result depends on the split. */
-static void mm_units(const mm_plan *pl, int part, int64_t u0, int64_t u1, int thread) {
-    const mm_job *j = pl->j;
-    const int64_t rows = j->w[part]->rows, a = pl->align[part]; /* gate and up: equal rows */
-    const int64_t r0 = u0 * a < rows ? u0 * a : rows, r1 = u1 * a < rows ? u1 * a : rows;
-    if (r0 >= r1) return;
-    if (!j->silu) {
-        mm_product(pl, part, r0, r1, thread);
-        return;
-    }
-    /* rows [r0, r1) of both gate and up are this range's alone */
-    mm_product(pl, 0, r0, r1, thread);
-    mm_product(pl, 1, r0, r1, thread);
-    for (int t = 0; t < j->n; t++) {
-        float *g = j->y[0] + t * rows + r0;
-        pt_silu_mul_simd(j->cpu, g, g, j->y[1] + t * rows + r0, (int)(r1 - r0));
-    }
-}
-
-/* The parts one after another: claimed from the weighted run (own share,
- * then stolen), or task `task`'s even share of n_tasks. */
-static void mm_task(void *ctx, int task, int n_tasks, int thread) {
-    const mm_plan *pl = ctx;
-    for (int part = 0; part < pl->n_parts; part++) {
-        int64_t u0, u1;
-        if (pl->pool) {
-            while (pt_pool_claim(pl->pool, thread, part, &u0, &u1)) mm_units(pl, part, u0, u1, thread);
-        } else {
-            split_even(pl->units[part], task, n_tasks, &u0, &u1);
-            mm_units(pl, part, u0, u1, thread);
-        }
-    }
-}
-
-/* y_i = W_i x for the n_w matrices of one input x ([n][cols]); when any is
- * packed, the caller has quantized x into s->qa. */
-static void matmul_run(pt_llm_state *s, const mm_job *j) {
-    const bool weighted = s->n_threads > 1 && j->n > 1;
-    mm_plan pl = mm_parts(j, weighted ? s->pool : NULL, s->mm_scratch, s->mm_scratch_n);
-    if (weighted)
-        pt_pool_run_weighted(s->pool, mm_task, &pl, pl.units, pl.n_parts);
-    else if (s->n_threads == 1)
-        mm_task(&pl, 0, 1, 0);
-    else
-        pt_pool_run(s->pool, mm_task, &pl, s->n_threads);
-}
-
-static bool any_packed(const pt_llm_weight *a, const pt_llm_weight *b, const pt_llm_weight *c) {
+static bool any_packed(const pt_weight *a, const pt_weight *b, const pt_weight *c) {
     return a->packed || (b && b->packed) || (c && c->packed);
 }
 
@@ -462,13 +358,13 @@ static void attention(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
 static void attention_block(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
     const pt_llm_hparams *hp = &m->hp;
     const pt_llm_layer *L = &m->layers[il];
-    mm_job qkv = {&m->cpu, 3, {&L->wq, &L->wk, &L->wv}, {s->q, s->k, s->v}, s->xn, &s->qa, n, false};
+    pt_matmul qkv = {3, {&L->wq, &L->wk, &L->wv}, {s->q, s->k, s->v}, s->xn, &s->qa, n, false};
     matmul_run(s, &qkv);
     qkv_job post = {m, s, il, p0, n};
     run_tokens(s, qkv_task, &post, n);
     attention(m, s, il, p0, n);
     if (L->wo.packed) quantize_input(m, s, s->att, n, (int64_t)hp->n_head * hp->head_dim);
-    mm_job wo = {&m->cpu, 1, {&L->wo}, {s->xn}, s->att, &s->qa, n, false};
+    pt_matmul wo = {1, {&L->wo}, {s->xn}, s->att, &s->qa, n, false};
     matmul_run(s, &wo);
 }
 
@@ -478,23 +374,11 @@ static void feed_forward(const pt_llm *m, pt_llm_state *s, int il, int n) {
     const pt_llm_layer *L = &m->layers[il];
     const int F = m->hp.n_ff;
     /* silu inside the product's tasks: gate and up are one part */
-    mm_job gu = {&m->cpu, 2, {&L->w_gate, &L->w_up}, {s->gate, s->up}, s->xn, &s->qa, n, true};
+    pt_matmul gu = {2, {&L->w_gate, &L->w_up}, {s->gate, s->up}, s->xn, &s->qa, n, true};
     matmul_run(s, &gu);
     if (L->w_down.packed) quantize_input(m, s, s->gate, n, F);
-    mm_job down = {&m->cpu, 1, {&L->w_down}, {s->xn}, s->gate, &s->qa, n, false};
+    pt_matmul down = {1, {&L->w_down}, {s->xn}, s->gate, &s->qa, n, false};
     matmul_run(s, &down);
-}
-
-/* Row r of the token embedding into dst (from the packed copy when the
- * embedding is tied and repacked: its source pages are gone). */
-static void embed_row(const pt_llm *m, pt_token tok, float *dst) {
-    const pt_llm_weight *w = &m->tok_embd;
-    if (w->packed) {
-        pt_qweights_dequant_row(w->packed, tok, dst);
-    } else {
-        const size_t row = pt_type_row_bytes(w->type, w->cols);
-        pt_dequant_row(w->type, (const uint8_t *)w->data + (size_t)tok * row, dst, w->cols);
-    }
 }
 
 /* One chunk of n <= n_batch tokens at positions n_past.. . Writes the
@@ -506,7 +390,7 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
     const int E = hp->n_embd, p0 = s->n_past;
 
     for (int t = 0; t < n; t++) {
-        embed_row(m, tokens[t], s->x + (size_t)t * E);
+        pt_weight_row(&m->tok_embd, tokens[t], s->x + (size_t)t * E);
         pt_rope_table(s->rope_cs + (size_t)t * hp->n_rot, s->inv_freq, hp->n_rot, p0 + t);
     }
 
@@ -531,7 +415,7 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
     }
     if (m->output.packed) quantize_input(m, s, s->xn, rows, E);
     float *y = all_logits ? all_logits : last_logits;
-    mm_job out = {&m->cpu, 1, {&m->output}, {y}, s->xn, &s->qa, rows, false};
+    pt_matmul out = {1, {&m->output}, {y}, s->xn, &s->qa, rows, false};
     matmul_run(s, &out);
     if (all_logits && last_logits)
         memcpy(last_logits, all_logits + (size_t)(n - 1) * hp->n_vocab, (size_t)hp->n_vocab * sizeof(float));
@@ -549,11 +433,13 @@ pt_status pt_llm_forward(const pt_llm *m, pt_llm_state *s, const pt_token *token
         return pt_fail(err, PT_ERR_CONTEXT_FULL,
                        "context full: %d tokens after %d of %d positions would not fit", n, s->n_past,
                        s->n_ctx);
+    pt_threadpool_acquire(s->tp); /* other users of a shared pool wait for this call */
     for (int i0 = 0; i0 < n; i0 += s->n_batch) {
         const int nc = n - i0 < s->n_batch ? n - i0 : s->n_batch;
         const bool last = i0 + nc == n;
         forward_chunk(m, s, tokens + i0, nc, all_logits ? all_logits + (size_t)i0 * m->hp.n_vocab : NULL,
                       last ? last_logits : NULL);
     }
+    pt_threadpool_release(s->tp);
     return PT_OK;
 }

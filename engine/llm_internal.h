@@ -13,47 +13,37 @@
 #include "llm.h"
 
 #include "cpu_features.h"
-#include "qmatmul.h"
+#include "matmul.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* A weight matrix: a view into the GGUF mapping, and its repacked copy for
- * the int8 kernels (qmatmul.h) when its type has a fast path on the
- * model's CPU variant. With `packed` set, products and row lookups go
- * through it only and the source pages may have been dropped (they fault
- * back in from the file if read). */
-typedef struct pt_llm_weight {
-    uint32_t type;       /* enum pt_type, supported by the kernels */
-    const void *data;    /* rows x row_bytes */
-    int64_t rows, cols;
-    pt_qweights *packed; /* or NULL: pt_matmul_ref on data */
-} pt_llm_weight;
-
+/* The matrices are pt_weight (matmul.h): a view into the GGUF mapping and
+ * its repacked copy for the int8 kernels when it has one. */
 typedef struct pt_llm_layer {
     const float *attn_norm;  /* [E] */
-    pt_llm_weight wq;        /* [H*D x E] */
-    pt_llm_weight wk;        /* [Hkv*D x E] */
-    pt_llm_weight wv;        /* [Hkv*D x E] */
-    pt_llm_weight wo;        /* [E x H*D] */
+    pt_weight wq;        /* [H*D x E] */
+    pt_weight wk;        /* [Hkv*D x E] */
+    pt_weight wv;        /* [Hkv*D x E] */
+    pt_weight wo;        /* [E x H*D] */
     const float *bq;         /* [H*D] or NULL (qwen2; optional for llama) */
     const float *bk;         /* [Hkv*D] or NULL */
     const float *bv;         /* [Hkv*D] or NULL */
     const float *q_norm;     /* [D] or NULL (qwen3: per-head RMSNorm before rope) */
     const float *k_norm;     /* [D] or NULL */
     const float *ffn_norm;   /* [E] */
-    pt_llm_weight w_gate;    /* [F x E] */
-    pt_llm_weight w_up;      /* [F x E] */
-    pt_llm_weight w_down;    /* [E x F] */
+    pt_weight w_gate;    /* [F x E] */
+    pt_weight w_up;      /* [F x E] */
+    pt_weight w_down;    /* [E x F] */
 } pt_llm_layer;
 
 struct pt_llm {
     pt_llm_hparams hp;
     pt_cpu cpu;                 /* kernel variant of every pack and state */
     pt_llm_pack_info pack;      /* what packing did, for reports */
-    pt_llm_weight tok_embd;     /* [V x E]; row t is token t's embedding */
+    pt_weight tok_embd;     /* [V x E]; row t is token t's embedding */
     const float *output_norm;   /* [E] */
-    pt_llm_weight output;       /* [V x E]; token_embd when tied: then both
+    pt_weight output;       /* [V x E]; token_embd when tied: then both
                                    share one `packed` (owned by output) */
     const float *rope_freqs;    /* [n_rot/2] per-frequency divisors, or NULL */
     pt_llm_layer *layers;       /* [n_layer] */

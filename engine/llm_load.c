@@ -22,7 +22,8 @@
  * is only read a row at a time, so it is repacked only when it doubles as
  * the output matrix (tied): then the one packed copy serves both, rows
  * being looked up with pt_qweights_dequant_row. Matrices are repacked in
- * parallel, one task each.
+ * parallel, one task each, on the caller's pool when it gives one. A
+ * metadata-only load stops before repacking: the weights are never read.
  */
 #include "llm_internal.h"
 
@@ -247,12 +248,12 @@ static pt_status find(const tensor_finder *f, const char *name, int n_dims, cons
 
 /* A [rows x cols] matrix (GGUF ne = [cols, rows]) of any supported type. */
 static pt_status find_matrix(const tensor_finder *f, const char *name, int64_t rows, int64_t cols,
-                             bool optional, pt_llm_weight *w) {
+                             bool optional, pt_weight *w) {
     const int64_t ne[2] = {cols, rows};
     const pt_gguf_tensor *t;
     pt_status st = find(f, name, 2, ne, optional, &t);
     if (st || !t) return st;
-    *w = (pt_llm_weight){.type = t->type, .data = t->data, .rows = rows, .cols = cols};
+    *w = (pt_weight){.type = t->type, .data = t->data, .rows = rows, .cols = cols};
     return PT_OK;
 }
 
@@ -332,7 +333,7 @@ static uint64_t drop_pages(const pt_gguf *g, const void *p, size_t n) {
 /* The matrices to repack, each a task of a pool run: the output (the
  * token embedding when tied) and the 7 matrices of every layer. */
 typedef struct pack_item {
-    pt_llm_weight *w;
+    pt_weight *w;
     const char *name; /* GGUF name, "blk.N." prefix left out for layers */
     int il;           /* layer, or -1 */
     bool failed;      /* out of memory */
@@ -351,11 +352,6 @@ typedef struct pack_job {
     void *user;
 } pack_job;
 
-/* Source bytes of a matrix (what packing it reads from the file). */
-static uint64_t weight_bytes(const pt_llm_weight *w) {
-    return (uint64_t)pt_type_row_bytes(w->type, w->cols) * (uint64_t)w->rows;
-}
-
 /* Repack one matrix when its type has a fast path (else it stays on the
  * reference path), then drop its source pages. Tasks touch only their own
  * item and weight. */
@@ -363,25 +359,25 @@ static void pack_task(void *ctx, int task, int n_tasks, int thread) {
     (void)n_tasks;
     pack_job *j = ctx;
     pack_item *it = &j->items[task];
-    pt_llm_weight *w = it->w;
-    if (!pt_qweights_supported(w->type, w->rows, w->cols, j->cpu)) return;
-    w->packed = pt_qweights_pack(w->type, w->data, w->rows, w->cols, j->cpu);
-    if (!w->packed) {
+    pt_weight *w = it->w;
+    if (!pt_weight_can_pack(w, j->cpu)) return;
+    if (!pt_weight_pack(w, j->cpu)) {
         it->failed = true;
         return;
     }
-    it->dropped = drop_pages(j->g, w->data, pt_type_row_bytes(w->type, w->cols) * (size_t)w->rows);
-    const uint64_t done = atomic_fetch_add(&j->done, weight_bytes(w)) + weight_bytes(w);
+    const uint64_t bytes = pt_weight_source_bytes(w);
+    it->dropped = drop_pages(j->g, w->data, (size_t)bytes);
+    const uint64_t done = atomic_fetch_add(&j->done, bytes) + bytes;
     if (thread == 0 && j->fn) j->fn(j->user, done, j->total);
 }
 
-/* Repacking runs on a short-lived pool of one thread per online CPU (at
- * most 8): it is memory-bound copying, and the state's pool does not
- * exist yet. Peak memory: the packed copies plus, per thread, the source
+/* Repacking runs on the caller's pool, or else on a short-lived private
+ * pool of one thread per online CPU (at most 8: it is memory-bound
+ * copying). Peak memory: the packed copies plus, per thread, the source
  * pages of the matrix in hand. */
 #define PACK_MAX_THREADS 8
 
-static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_load_progress_fn fn, void *user, pt_error *err) {
+static pt_status pack_all(pt_llm *m, const pt_gguf *g, const pt_llm_load_opts *o, pt_error *err) {
     const double t0 = now_s();
     m->pack.variant = pt_cpu_variant_name(m->cpu.variant);
     static const char *const names[7] = {"attn_q.weight", "attn_k.weight", "attn_v.weight",
@@ -393,24 +389,33 @@ static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_load_progress_fn fn, v
     items[0] = (pack_item){&m->output, m->hp.tied_output ? "token_embd.weight" : "output.weight", -1, false, 0};
     for (int il = 0; il < m->hp.n_layer; il++) {
         pt_llm_layer *L = &m->layers[il];
-        pt_llm_weight *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        pt_weight *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (int k = 0; k < 7; k++) items[1 + 7 * il + k] = (pack_item){ws[k], names[k], il, false, 0};
     }
 
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    const int n_threads = cpus < 1 ? 1 : cpus > PACK_MAX_THREADS ? PACK_MAX_THREADS : (int)cpus;
+    pt_load_progress_fn fn = o->progress;
+    void *user = o->progress_user;
     pack_job job = {&m->cpu, g, items, 0, 0, fn, user};
     for (int i = 0; i < n; i++)
-        if (pt_qweights_supported(items[i].w->type, items[i].w->rows, items[i].w->cols, &m->cpu))
-            job.total += weight_bytes(items[i].w);
+        if (pt_weight_can_pack(items[i].w, &m->cpu)) job.total += pt_weight_source_bytes(items[i].w);
     if (fn) fn(user, 0, job.total);
-    pt_pool *pool = NULL;
-    if (m->cpu.variant == PT_CPU_REF || n_threads == 1 || pt_pool_new(n_threads, &pool, NULL) != PT_OK) {
-        for (int i = 0; i < n; i++) pack_task(&job, i, n, 0); /* no pool: one by one */
+    if (m->cpu.variant == PT_CPU_REF) {
+        /* nothing to repack */
+    } else if (o->pool) {
+        pt_threadpool_acquire(o->pool);
+        pt_pool_run(o->pool->pool, pack_task, &job, n);
+        pt_threadpool_release(o->pool);
     } else {
-        pt_pool_set_spin_us(pool, 0); /* tasks are long: no need to spin */
-        pt_pool_run(pool, pack_task, &job, n);
-        pt_pool_free(pool);
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        const int n_threads = cpus < 1 ? 1 : cpus > PACK_MAX_THREADS ? PACK_MAX_THREADS : (int)cpus;
+        pt_pool *pool = NULL;
+        if (n_threads == 1 || pt_pool_new(n_threads, &pool, NULL) != PT_OK) {
+            for (int i = 0; i < n; i++) pack_task(&job, i, n, 0); /* no pool: one by one */
+        } else {
+            pt_pool_set_spin_us(pool, 0); /* tasks are long: no need to spin */
+            pt_pool_run(pool, pack_task, &job, n);
+            pt_pool_free(pool);
+        }
     }
     if (m->hp.tied_output) m->tok_embd.packed = m->output.packed; /* shared, owned by output */
     if (fn) fn(user, job.total, job.total);
@@ -418,7 +423,7 @@ static pt_status pack_all(pt_llm *m, const pt_gguf *g, pt_load_progress_fn fn, v
     pt_status st = PT_OK;
     for (int i = 0; i < n; i++) {
         const pack_item *it = &items[i];
-        const pt_llm_weight *w = it->w;
+        const pt_weight *w = it->w;
         if (it->failed && st == PT_OK) {
             char full[64];
             if (it->il >= 0) snprintf(full, sizeof full, "blk.%d.%s", it->il, it->name);
@@ -500,22 +505,31 @@ static pt_status own_vectors(pt_llm *m, const pt_gguf *g, pt_error *err) {
 }
 
 pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err) {
-    return pt_llm_load_with(g, NULL, NULL, NULL, out, err);
+    return pt_llm_load_with(g, NULL, out, err);
 }
 
 pt_status pt_llm_load_cpu(const pt_gguf *g, const pt_cpu *cpu, pt_llm **out, pt_error *err) {
-    return pt_llm_load_with(g, cpu, NULL, NULL, out, err);
+    const pt_llm_load_opts o = {.cpu = cpu};
+    return pt_llm_load_with(g, &o, out, err);
 }
 
-pt_status pt_llm_load_with(const pt_gguf *g, const pt_cpu *cpu, pt_load_progress_fn fn, void *user,
-                           pt_llm **out, pt_error *err) {
+pt_status pt_llm_cpu_from_name(const char *name, pt_cpu *out, pt_error *err) {
+    if (name && strcmp(name, "auto") == 0) name = NULL;
+    if (pt_cpu_detect_with(out, name) != 0)
+        return pt_fail(err, PT_ERR_UNSUPPORTED,
+                       "CPU kernel variant '%s' is unknown or this CPU cannot run it",
+                       name ? name : "auto");
+    return PT_OK;
+}
+
+pt_status pt_llm_load_with(const pt_gguf *g, const pt_llm_load_opts *opts, pt_llm **out,
+                           pt_error *err) {
     *out = NULL;
+    const pt_llm_load_opts o = opts ? *opts : (pt_llm_load_opts){0};
     pt_cpu detected;
+    const pt_cpu *cpu = o.cpu;
     if (!cpu) {
-        if (pt_cpu_detect(&detected) != 0)
-            return pt_fail(err, PT_ERR_UNSUPPORTED,
-                           "PETREL_CPU='%s' names an unknown kernel variant or one this CPU cannot run",
-                           getenv("PETREL_CPU") ? getenv("PETREL_CPU") : "");
+        pt_cpu_detect_with(&detected, NULL); /* the best: cannot fail */
         cpu = &detected;
     }
     pt_llm *m = calloc(1, sizeof *m);
@@ -544,7 +558,12 @@ pt_status pt_llm_load_with(const pt_gguf *g, const pt_cpu *cpu, pt_load_progress
     }
     for (int il = 0; il < hp->n_layer; il++)
         if ((st = load_layer(&f, hp, il, &m->layers[il]))) goto fail;
-    if ((st = pack_all(m, g, fn, user, err)) || (st = own_vectors(m, g, err))) goto fail;
+    if (o.metadata_only) {
+        /* the weights stay unread: nothing packed, nothing on any path */
+        m->pack.variant = pt_cpu_variant_name(m->cpu.variant);
+    } else if ((st = pack_all(m, g, &o, err)) || (st = own_vectors(m, g, err))) {
+        goto fail;
+    }
     *out = m;
     return PT_OK;
 fail:

@@ -29,18 +29,49 @@ static char *dup_gguf_str(pt_gguf_str s) {
     return out;
 }
 
-pt_status pt_model_load(const char *path, pt_model **out, pt_error *err) {
-    return pt_model_load_progress(path, NULL, NULL, out, err);
+pt_model_params pt_model_default_params(void) {
+    return (pt_model_params){.size = sizeof(pt_model_params), .backend = PT_BACKEND_CPU};
 }
 
-pt_status pt_model_load_progress(const char *path, pt_load_progress_fn fn, void *user, pt_model **out,
-                                 pt_error *err) {
+/* The caller's params over the defaults: only its first `size` bytes are
+ * read (an older caller knows fewer fields), a larger size than this
+ * library's struct is refused (a newer caller's fields would be ignored). */
+static pt_status read_model_params(const pt_model_params *given, pt_model_params *p, pt_error *err) {
+    *p = pt_model_default_params();
+    if (!given) return PT_OK;
+    if (given->size < sizeof given->size || given->size > sizeof *p)
+        return pt_fail(err, PT_ERR_ARG,
+                       "pt_model_params.size is %zu, this library knows %zu bytes "
+                       "(start from pt_model_default_params())", given->size, sizeof *p);
+    memcpy(p, given, given->size);
+    p->size = sizeof *p;
+    if (p->backend != PT_BACKEND_CPU)
+        return pt_fail(err, PT_ERR_UNSUPPORTED, "backend %d is not available (only the CPU)",
+                       (int)p->backend);
+    return PT_OK;
+}
+
+pt_status pt_model_load(const char *path, const pt_model_params *params, pt_model **out,
+                        pt_error *err) {
     *out = NULL;
     if (!path || !*path) return pt_fail(err, PT_ERR_ARG, "no model path given");
+    pt_model_params p;
+    pt_cpu cpu;
+    pt_status st = read_model_params(params, &p, err);
+    if (st == PT_OK) st = pt_llm_cpu_from_name(p.cpu, &cpu, err);
+    if (st != PT_OK) return st;
+    const pt_llm_load_opts opts = {
+        .cpu = &cpu,
+        .pool = p.threadpool,
+        .metadata_only = p.metadata_only,
+        .progress = p.progress,
+        .progress_user = p.progress_user,
+    };
     pt_model *m = calloc(1, sizeof *m);
     if (!m) return pt_fail(err, PT_ERR_NOMEM, "out of memory loading %s", path);
-    pt_status st = pt_gguf_open(path, &m->gguf, err);
-    if (st == PT_OK) st = pt_llm_load_with(m->gguf, NULL, fn, user, &m->llm, err);
+    m->metadata_only = p.metadata_only;
+    st = pt_gguf_open(path, &m->gguf, err);
+    if (st == PT_OK) st = pt_llm_load_with(m->gguf, &opts, &m->llm, err);
     if (st == PT_OK) st = pt_tokenizer_load(m->gguf, &m->tok, err);
     if (st == PT_OK && pt_tokenizer_n_vocab(m->tok) != pt_llm_get_hparams(m->llm)->n_vocab)
         st = pt_fail(err, PT_ERR_FORMAT, "tokenizer has %d tokens but the model's vocabulary is %d",

@@ -20,6 +20,7 @@ struct pt_model {
     const char *ftype;        /* dominant matrix type name (static string) */
     int64_t n_params;         /* elements over all tensors */
     uint64_t weight_bytes;    /* bytes of tensor data */
+    bool metadata_only;       /* loaded without weights: no context may run it */
 };
 
 struct pt_context {

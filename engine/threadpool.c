@@ -74,6 +74,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "status.h"
 
@@ -569,3 +570,34 @@ void pt_pool_free(pt_pool *p) {
     free(p->slots);
     free(p);
 }
+
+/* ---- the public pool (petrel.h) ----------------------------------------- */
+
+pt_status pt_threadpool_new(int n_threads, pt_threadpool **out, pt_error *err) {
+    *out = NULL;
+    if (n_threads <= 0) {
+        const long n = sysconf(_SC_NPROCESSORS_ONLN);
+        n_threads = n > 0 ? (int)n : 1;
+    }
+    if (n_threads > PT_POOL_MAX_THREADS) n_threads = PT_POOL_MAX_THREADS;
+    pt_threadpool *tp = calloc(1, sizeof *tp);
+    if (!tp) return pt_fail(err, PT_ERR_NOMEM, "out of memory for a thread pool");
+    pt_status st = pt_pool_new(n_threads, &tp->pool, err);
+    if (st != PT_OK) {
+        free(tp);
+        return st;
+    }
+    pthread_mutex_init(&tp->turn, NULL);
+    *out = tp;
+    return PT_OK;
+}
+
+void pt_threadpool_free(pt_threadpool *tp) {
+    if (!tp) return;
+    pt_pool_free(tp->pool);
+    pthread_mutex_destroy(&tp->turn);
+    free(tp);
+}
+
+void pt_threadpool_acquire(pt_threadpool *tp) { pthread_mutex_lock(&tp->turn); }
+void pt_threadpool_release(pt_threadpool *tp) { pthread_mutex_unlock(&tp->turn); }

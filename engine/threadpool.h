@@ -61,6 +61,7 @@
 
 #include "petrel.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -150,5 +151,18 @@ void pt_pool_note_speed(pt_pool *pool, const double *units_per_s);
  * has reached this barrier. Writes before it are visible to every thread
  * after it. Every thread must call it the same number of times. */
 void pt_pool_barrier(pt_pool *pool);
+
+/* The public pt_threadpool (petrel.h): the process's one pool, shared by
+ * every model load and context given it. Its users may live on different
+ * threads, but a pool has one driver at a time (see above), so each user
+ * holds `turn` for the whole of a forward pass or a repacking, between
+ * pt_threadpool_acquire and pt_threadpool_release; the other waits. */
+struct pt_threadpool {
+    pt_pool *pool;
+    pthread_mutex_t turn;
+};
+
+void pt_threadpool_acquire(pt_threadpool *tp);
+void pt_threadpool_release(pt_threadpool *tp);
 
 #endif

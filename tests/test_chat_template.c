@@ -360,7 +360,7 @@ static void test_public_api(void) {
     CHECK(smollm2_expect != NULL, "fixture lacks smollm2/system-user");
     pt_model *model = NULL;
     pt_error err = {0};
-    pt_status st = pt_model_load(test_smollm2_path(), &model, &err);
+    pt_status st = pt_model_load(test_smollm2_path(), NULL, &model, &err);
     CHECK(st == PT_OK, "loading SmolLM2: %s", err.msg);
     if (st != PT_OK || !smollm2_expect) return;
     pt_model_info info;

@@ -149,7 +149,7 @@ static void check_fixture_run(const lf_greedy_run *r, int index) {
 static void test_reference(const pt_llm *m, const lf_greedy *f) {
     pt_llm_state *s = NULL;
     pt_error err = {0};
-    pt_status st = pt_llm_state_new(m, 128, 64, 1, &s, &err);
+    pt_status st = pt_llm_state_new(m, 128, 64, 1, NULL, &s, &err);
     CHECK(st == PT_OK, "reference state: %s", err.msg);
     if (st) return;
     /* Sanitizer builds: the first prompt only (8 tokens to EOS). */
@@ -177,7 +177,7 @@ static void test_reference(const pt_llm *m, const lf_greedy *f) {
 static void test_fast(const pt_llm *m, const lf_greedy *f) {
     pt_llm_state *s = NULL;
     pt_error err = {0};
-    pt_status st = pt_llm_state_new(m, 128, 16, 2, &s, &err);
+    pt_status st = pt_llm_state_new(m, 128, 16, 2, NULL, &s, &err);
     CHECK(st == PT_OK, "fast state: %s", err.msg);
     if (st) return;
     int steps = 0, flips = 0, tie_free = 0, exact = 0;

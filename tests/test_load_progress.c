@@ -1,11 +1,11 @@
 /*
- * test_load_progress.c — pt_model_load_progress on SmolLM2: the callback
+ * test_load_progress.c — pt_model_load's progress callback on SmolLM2: the callback
  * runs on the loading thread, starts at 0, never goes back, ends with
  * done == total, and total is the byte size of the matrices the fast
  * kernels repack, counted here from the GGUF tensor table (the 7 matrices
  * of every layer and the output matrix, or the token embedding when the
  * output is tied, whose type has a fast path: Q4_0, Q4_1, Q8_0). With
- * PETREL_CPU=ref nothing is repacked: total 0, one final call.
+ * the "ref" kernels nothing is repacked: total 0, one final call.
  * pt_model_get_info reports the same repacking (kernels, matrices, bytes).
  */
 #include <pthread.h>
@@ -68,12 +68,14 @@ static uint64_t repacked_bytes(const pt_gguf *g, int *count) {
 }
 
 static void load_and_check(const char *path, const char *cpu, uint64_t want_total, int want_count) {
-    if (cpu) setenv("PETREL_CPU", cpu, 1);
-    else unsetenv("PETREL_CPU");
     progress_log p = {.loader = pthread_self()};
     pt_model *m = NULL;
     pt_error err = {0};
-    pt_status st = pt_model_load_progress(path, on_progress, &p, &m, &err);
+    pt_model_params mp = pt_model_default_params();
+    mp.cpu = cpu;
+    mp.progress = on_progress;
+    mp.progress_user = &p;
+    pt_status st = pt_model_load(path, &mp, &m, &err);
     const char *name = cpu ? cpu : "default kernels";
     CHECK(st == PT_OK, "%s: load: %s", name, err.msg);
     CHECK(p.calls >= 1, "%s: progress called %d times", name, p.calls);
@@ -126,11 +128,12 @@ int main(void) {
     /* a bad file: the error comes back, whatever progress said before */
     progress_log p = {.loader = pthread_self()};
     pt_model *m = NULL;
-    unsetenv("PETREL_CPU");
-    CHECK(pt_model_load_progress(test_data("tokenizer_corpus.txt"), on_progress, &p, &m, &err) != PT_OK &&
-              m == NULL,
+    pt_model_params mp = pt_model_default_params();
+    mp.progress = on_progress;
+    mp.progress_user = &p;
+    CHECK(pt_model_load(test_data("tokenizer_corpus.txt"), &mp, &m, &err) != PT_OK && m == NULL,
           "a text file does not load");
-    CHECK(pt_model_load_progress(path, NULL, NULL, &m, &err) == PT_OK, "no callback: %s", err.msg);
+    CHECK(pt_model_load(path, NULL, &m, &err) == PT_OK, "no callback: %s", err.msg);
     pt_model_free(m);
     return check_done("load_progress");
 }

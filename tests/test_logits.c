@@ -249,7 +249,7 @@ static float *run_prompt(const pt_llm *m, const lf_prompt *p, feed how, int n_ct
     const int n_batch = how == FEED_PIECES ? 4 : n_ctx;
     pt_llm_state *s = NULL;
     pt_error err = {0};
-    pt_status st = pt_llm_state_new(m, n_ctx, n_batch, feed_threads[how], &s, &err);
+    pt_status st = pt_llm_state_new(m, n_ctx, n_batch, feed_threads[how], NULL, &s, &err);
     CHECK(st == PT_OK, "state: %s", err.msg);
     if (st) return NULL;
     float *out = malloc((size_t)n * V * sizeof(float));
@@ -493,8 +493,9 @@ static void test_smollm2(void) {
     pt_gguf_close(g);
 }
 
-/* PETREL_CPU chooses the kernels pt_llm_load uses; a bad value is an
- * error naming it. */
+/* The variant name (pt_model_params.cpu, which the app takes from
+ * PETREL_CPU) chooses the kernels; a bad name is an error naming it, and
+ * the environment is not read by the engine. */
 static void test_cpu_choice(void) {
     pt_gguf *g = NULL;
     pt_llm *m = NULL;
@@ -503,26 +504,27 @@ static void test_cpu_choice(void) {
         CHECK(0, "tiny_llama_rs: %s", err.msg);
         return;
     }
-    const char *saved = getenv("PETREL_CPU");
-    char *keep = saved ? strdup(saved) : NULL;
+    pt_cpu chosen;
+    pt_status st = pt_llm_cpu_from_name("no-such-cpu", &chosen, &err);
+    CHECK(st == PT_ERR_UNSUPPORTED && strstr(err.msg, "'no-such-cpu'"), "bad variant name: %s (%s)",
+          pt_status_name(st), err.msg);
 
-    setenv("PETREL_CPU", "no-such-cpu", 1);
-    pt_status st = pt_llm_load(g, &m, &err);
-    CHECK(st == PT_ERR_UNSUPPORTED && m == NULL && strstr(err.msg, "PETREL_CPU='no-such-cpu'"),
-          "bad PETREL_CPU: %s (%s)", pt_status_name(st), err.msg);
-    pt_llm_free(m);
-
-    setenv("PETREL_CPU", "ref", 1);
-    st = pt_llm_load(g, &m, &err);
+    st = pt_llm_cpu_from_name("ref", &chosen, &err);
+    if (st == PT_OK) st = pt_llm_load_cpu(g, &chosen, &m, &err);
     pt_llm_pack_info pi = {0};
     if (st == PT_OK) pt_llm_get_pack_info(m, &pi);
-    CHECK(st == PT_OK && pi.n_packed == 0 && strcmp(pi.variant, "ref") == 0, "PETREL_CPU=ref: %s, %d packed",
+    CHECK(st == PT_OK && pi.n_packed == 0 && strcmp(pi.variant, "ref") == 0, "cpu ref: %s, %d packed",
           err.msg, pi.n_packed);
     pt_llm_free(m);
 
-    unsetenv("PETREL_CPU");
+    /* the engine ignores PETREL_CPU: the default is the best variant */
+    const char *saved = getenv("PETREL_CPU");
+    char *keep = saved ? strdup(saved) : NULL;
+    setenv("PETREL_CPU", "ref", 1);
     pt_cpu cpu;
     pt_cpu_detect_with(&cpu, NULL);
+    CHECK(pt_llm_cpu_from_name("auto", &chosen, &err) == PT_OK && chosen.variant == cpu.variant,
+          "auto: %s", pt_cpu_variant_name(chosen.variant));
     st = pt_llm_load(g, &m, &err);
     if (st == PT_OK) pt_llm_get_pack_info(m, &pi);
     /* tiny_llama_rs: Q4_0 token_embd (tied: the output), and per layer
@@ -533,6 +535,7 @@ static void test_cpu_choice(void) {
     pt_llm_free(m);
 
     if (keep) setenv("PETREL_CPU", keep, 1);
+    else unsetenv("PETREL_CPU");
     free(keep);
     pt_gguf_close(g);
 }
@@ -681,9 +684,9 @@ static void test_forward_errors(void) {
         return;
     }
     const int V = pt_llm_get_hparams(m)->n_vocab;
-    CHECK(pt_llm_state_new(m, 0, 4, 1, &s, &err) == PT_ERR_ARG && s == NULL, "n_ctx 0 accepted");
-    CHECK(pt_llm_state_new(m, 8, 0, 1, &s, &err) == PT_ERR_ARG && s == NULL, "n_batch 0 accepted");
-    pt_status st = pt_llm_state_new(m, 8, 4, 1, &s, &err);
+    CHECK(pt_llm_state_new(m, 0, 4, 1, NULL, &s, &err) == PT_ERR_ARG && s == NULL, "n_ctx 0 accepted");
+    CHECK(pt_llm_state_new(m, 8, 0, 1, NULL, &s, &err) == PT_ERR_ARG && s == NULL, "n_batch 0 accepted");
+    pt_status st = pt_llm_state_new(m, 8, 4, 1, NULL, &s, &err);
     CHECK(st == PT_OK, "state: %s", err.msg);
     if (st) goto done;
 

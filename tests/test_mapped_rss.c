@@ -44,13 +44,13 @@ static long mapped_rss_kb(const char *real) {
 
 /* Load, prefill 96 tokens, decode 16 one by one; returns the file's Rss. */
 static long run(const char *path, const char *real, const char *cpu) {
-    if (cpu) setenv("PETREL_CPU", cpu, 1);
-    else unsetenv("PETREL_CPU");
     pt_model *m = NULL;
     pt_context *ctx = NULL;
     pt_error err = {0};
     long kb = -1;
-    if (pt_model_load(path, &m, &err) != PT_OK) {
+    pt_model_params mp = pt_model_default_params();
+    mp.cpu = cpu;
+    if (pt_model_load(path, &mp, &m, &err) != PT_OK) {
         CHECK(0, "load %s: %s", path, err.msg);
         goto out;
     }
@@ -72,7 +72,6 @@ static long run(const char *path, const char *real, const char *cpu) {
 out:
     pt_context_free(ctx);
     pt_model_free(m);
-    unsetenv("PETREL_CPU");
     return kb;
 }
 
@@ -85,7 +84,7 @@ int main(void) {
     }
     pt_model *probe = NULL;
     pt_error err = {0};
-    CHECK(pt_model_load(path, &probe, &err) == PT_OK, "load: %s", err.msg);
+    CHECK(pt_model_load(path, NULL, &probe, &err) == PT_OK, "load: %s", err.msg);
     pt_model_info info = {0};
     if (probe) pt_model_get_info(probe, &info);
     const bool fast = info.kernels && strcmp(info.kernels, "ref") != 0;

@@ -30,13 +30,12 @@ void pt_session_close(pt_session *s) {
     memset(s, 0, sizeof *s);
 }
 
-pt_status pt_session_open(pt_session *s, const char *path, const pt_context_params *params,
-                          pt_load_progress_fn progress, void *user, pt_error *err) {
+pt_status pt_session_open(pt_session *s, const char *path, const pt_model_params *mp,
+                          const pt_context_params *cp, pt_error *err) {
     memset(s, 0, sizeof *s);
-    pt_status st = pt_model_load_progress(path, progress, user, &s->model, err);
+    pt_status st = pt_model_load(path, mp, &s->model, err);
     if (st != PT_OK) { s->model = NULL; return st; }
-    pt_context_params cp = params ? *params : pt_context_default_params();
-    st = pt_context_new(s->model, &cp, &s->ctx, err);
+    st = pt_context_new(s->model, cp, &s->ctx, err);
     if (st != PT_OK) {
         pt_model_free(s->model);
         memset(s, 0, sizeof *s);
@@ -166,16 +165,19 @@ pt_status pt_session_turn(pt_session *s, const pt_chat_message *msgs, int n,
         res->n_dropped_msgs = first - (has_system ? 1 : 0);
     }
 
-    /* reuse the cached prefix when it matches exactly */
-    int n_past = pt_context_n_past(s->ctx);
+    /* Reuse the longest prefix the cache shares with the new prompt: cut
+     * the cache to it and prefill only the rest. The last prompt token is
+     * always decoded again (its logits start the reply). */
     int common = 0;
-    if (s->toks_valid && n_past == s->n_toks) {
+    if (s->toks_valid && pt_context_n_past(s->ctx) == s->n_toks) {
         while (common < s->n_toks && common < nt && s->toks[common] == toks[common]) common++;
+        if (nt > 0 && common >= nt) common = nt - 1;
     }
-    if (!s->toks_valid || n_past != s->n_toks || common < s->n_toks || common >= nt) {
+    if (common == 0 || pt_context_truncate(s->ctx, common, NULL) != PT_OK) {
         pt_session_reset(s);
         common = 0;
     }
+    s->n_toks = common;
     int n_new = nt - common;
     int room = n_ctx - nt;
     int n_predict = set->n_predict < room ? set->n_predict : room;

@@ -6,10 +6,11 @@
  * KV reuse: the session remembers the tokens that sit in the context's KV
  * cache (toks[0..n_toks), always equal to pt_context_n_past). A turn
  * renders the whole conversation with the chat template and tokenizes it;
- * when the cached tokens are a prefix of the result only the new tail is
- * prefilled, otherwise the cache is reset and everything is prefilled
- * (the context cannot be truncated). When the conversation no longer fits,
- * the oldest messages after the system prompt are dropped.
+ * the cache is cut (pt_context_truncate) to the longest prefix it shares
+ * with the result and only the rest is prefilled, so an edited or
+ * regenerated turn, or a different system prompt's tail, costs only what
+ * changed. When the conversation no longer fits, the oldest messages after
+ * the system prompt are dropped.
  */
 #ifndef PETREL_UI_SESSION_H
 #define PETREL_UI_SESSION_H
@@ -56,10 +57,10 @@ typedef struct pt_turn_result {
     char *reply;             /* malloc'd reply text (possibly partial) */
 } pt_turn_result;
 
-/* cp: context parameters (NULL = pt_context_default_params()); progress
- * (NULL: none) as pt_model_load_progress. */
-pt_status pt_session_open(pt_session *s, const char *path, const pt_context_params *cp,
-                          pt_load_progress_fn progress, void *user, pt_error *err);
+/* mp, cp: model and context parameters (NULL: the defaults); a thread
+ * pool in them is shared, not owned (free it after closing the session). */
+pt_status pt_session_open(pt_session *s, const char *path, const pt_model_params *mp,
+                          const pt_context_params *cp, pt_error *err);
 void pt_session_close(pt_session *s);
 bool pt_session_is_open(const pt_session *s);
 /* Forget the conversation in the KV cache. */

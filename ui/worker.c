@@ -87,6 +87,15 @@ static void on_load_progress(void *user, uint64_t done, uint64_t total) {
     post(lc->w, ev);
 }
 
+/* Load parameters: the kernel variant from PETREL_CPU (the engine never
+ * reads the environment) and the worker's pool. */
+static pt_model_params model_params(pt_worker *w) {
+    pt_model_params mp = pt_model_default_params();
+    mp.cpu = getenv("PETREL_CPU");
+    mp.threadpool = w->pool;
+    return mp;
+}
+
 static void do_load(pt_worker *w, const char *path) {
     pt_ui_event *ev = ev_new(PT_EV_LOADED);
     if (!ev) return;
@@ -94,11 +103,18 @@ static void do_load(pt_worker *w, const char *path) {
     /* close the old model first: two models at once may not fit in RAM */
     pt_session_close(&w->sess);
     pt_error err = {0};
+    /* the process's one pool, made on first use (if that fails, w->pool
+     * stays NULL and the load and the context each make their own) */
+    if (!w->pool) pt_threadpool_new(w->n_threads, &w->pool, NULL);
     pt_context_params cp = pt_context_default_params();
     if (w->n_ctx > 0) cp.n_ctx = w->n_ctx;
     if (w->n_threads > 0) cp.n_threads = w->n_threads;
+    cp.threadpool = w->pool;
     load_ctx lc = {w, path, 0};
-    ev->status = pt_session_open(&w->sess, path, &cp, on_load_progress, &lc, &err);
+    pt_model_params mp = model_params(w);
+    mp.progress = on_load_progress;
+    mp.progress_user = &lc;
+    ev->status = pt_session_open(&w->sess, path, &mp, &cp, &err);
     if (ev->status == PT_OK) {
         pt_model_card_from_info(&ev->card, &w->sess.info);
         ev->card.n_ctx = pt_context_n_ctx(w->sess.ctx);
@@ -117,9 +133,13 @@ static void do_probe(pt_worker *w, const char *path) {
     if (pt_session_is_open(&w->sess) && strcmp(w->sess.path, path) == 0) {
         pt_model_card_from_info(&ev->card, &w->sess.info);
     } else {
+        /* metadata only: the resident model stays the only one in RAM,
+         * and a probe takes milliseconds, not a repacking */
         pt_model *m = NULL;
         pt_error err = {0};
-        ev->status = pt_model_load(path, &m, &err);
+        pt_model_params mp = model_params(w);
+        mp.metadata_only = true;
+        ev->status = pt_model_load(path, &mp, &m, &err);
         if (ev->status == PT_OK) {
             pt_model_info info;
             pt_model_get_info(m, &info);
@@ -192,6 +212,8 @@ static void *worker_main(void *arg) {
         if (k == WCMD_QUIT) break;
     }
     pt_session_close(&w->sess);
+    pt_threadpool_free(w->pool);
+    w->pool = NULL;
     atomic_store(&w->finished, true);
     return NULL;
 }

@@ -69,6 +69,8 @@ typedef struct pt_worker {
     atomic_bool quitting;  /* set by pt_worker_stop: no new turn starts */
     atomic_bool finished;  /* set by the thread as its last act */
     int n_ctx, n_threads;
+    pt_threadpool *pool;   /* worker thread only: the process's one pool, made by the
+                              first load (so its threads inherit the worker's signal mask) */
     pt_session sess;       /* worker thread only */
     double last_mem_t;     /* worker thread only */
 } pt_worker;

@@ -8,7 +8,14 @@
  *
  * Threading: a pt_model is read-only after loading and may be shared by
  * several contexts; a pt_context and a pt_sampler belong to one thread at a
- * time. The cancel flag of pt_generate may be set from any thread.
+ * time. The cancel flag of pt_generate may be set from any thread. One
+ * pt_threadpool per process carries the parallel work of every load and
+ * context (see "thread pool").
+ *
+ * Parameters: loading and context creation take a params struct
+ * (pt_model_params, pt_context_params) whose first field is its size, set
+ * by the *_default_params() function. New options become new fields at the
+ * end, never new function variants; the size keeps old callers working.
  */
 #ifndef PETREL_H
 #define PETREL_H
@@ -46,23 +53,76 @@ typedef struct pt_error {
 
 const char *pt_status_name(pt_status s);
 
+/* ---- thread pool ------------------------------------------------------- */
+
+/* One set of worker threads for the whole process. Every model load
+ * (repacking) and every context (forward passes) that is given the same
+ * pool runs its parallel steps on it, so an LLM and, later, an image model
+ * never oversubscribe the cores. Make one per process, pass it through
+ * pt_model_params.threadpool and pt_context_params.threadpool, and free it
+ * after every model and context that uses it. Passing NULL there instead
+ * makes the engine create a private pool for that load or context (as
+ * simple callers want). A pool runs one step at a time: calls that share
+ * it from several threads take turns (each pt_decode or load holds it for
+ * its duration), they never run on it at once. */
+typedef struct pt_threadpool pt_threadpool;
+
+/* n_threads <= 0: one thread per online core. The calling thread of each
+ * step is one of the n_threads (so n_threads - 1 workers are started). */
+pt_status pt_threadpool_new(int n_threads, pt_threadpool **out, pt_error *err);
+/* The pool must be idle. NULL is a no-op. */
+void pt_threadpool_free(pt_threadpool *pool);
+
 /* ---- model ------------------------------------------------------------- */
 
 typedef struct pt_model pt_model;
 
-/* Open a GGUF file (mmap'd, zero copy) and build the model and tokenizer. */
-pt_status pt_model_load(const char *path, pt_model **out, pt_error *err);
+/* Where the model's operations run. Only the CPU exists today; the OpenCL
+ * backend will add its value here (any other value is PT_ERR_UNSUPPORTED). */
+typedef enum pt_backend {
+    PT_BACKEND_CPU = 0,
+} pt_backend;
 
 /* Loading progress: `done` of `total` bytes of weights prepared (repacked
  * for the CPU's kernels, which reads them from the file: the slow part of
  * a load). Called on the loading thread, with done never decreasing, and
  * a last time with done == total once the weights are ready (total may be
- * 0: nothing to repack, e.g. PETREL_CPU=ref). */
+ * 0: nothing to repack, e.g. cpu "ref"). Not called by a metadata-only
+ * load. */
 typedef void (*pt_load_progress_fn)(void *user, uint64_t done, uint64_t total);
 
-/* pt_model_load, reporting progress to fn (NULL: none). */
-pt_status pt_model_load_progress(const char *path, pt_load_progress_fn fn, void *user, pt_model **out,
-                                 pt_error *err);
+/* How to load a model. Get it from pt_model_default_params() and change
+ * what you need: `size` tells the library which version of the struct the
+ * caller was built with. Fields are only ever appended, so a caller built
+ * against an older petrel.h keeps working (the library reads only the
+ * first `size` bytes and uses defaults for the rest); a caller built
+ * against a newer one gets PT_ERR_ARG instead of silently ignored fields. */
+typedef struct pt_model_params {
+    size_t size;                  /* sizeof(pt_model_params), set by the defaults */
+    /* The CPU kernel variant: NULL or "auto" = the best this CPU can run;
+     * else "ref", "avx2", "avxvnni", "avx512vnni", "amx", "dotprod" or
+     * "i8mm" (the app reads it from the PETREL_CPU environment variable;
+     * the engine never reads the environment). A name that is unknown or
+     * that this CPU cannot run is PT_ERR_UNSUPPORTED. */
+    const char *cpu;
+    pt_backend backend;           /* PT_BACKEND_CPU */
+    pt_load_progress_fn progress; /* NULL: no progress reports */
+    void *progress_user;          /* passed to progress */
+    /* Read the GGUF metadata, hyperparameters, tensor table and tokenizer
+     * only: no weight is prepared or read (nothing is repacked). Enough for
+     * pt_model_get_info (n_repacked 0), pt_model_meta, pt_model_tensor,
+     * the tokenizer and chat templates; pt_context_new on such a model is
+     * PT_ERR_ARG. For listing and probing models cheaply. */
+    bool metadata_only;
+    pt_threadpool *threadpool;    /* repacks on it; NULL: a private pool */
+} pt_model_params;
+
+pt_model_params pt_model_default_params(void);
+
+/* Open a GGUF file (mmap'd, zero copy) and build the model and tokenizer.
+ * params NULL: pt_model_default_params(). */
+pt_status pt_model_load(const char *path, const pt_model_params *params, pt_model **out,
+                        pt_error *err);
 void pt_model_free(pt_model *model);
 
 typedef struct pt_model_info {
@@ -78,8 +138,8 @@ typedef struct pt_model_info {
     const char *chat_template_kind; /* "chatml", "llama3", "llama2", "zephyr" or "unknown" */
     /* The CPU kernels: the variant the matrix products run on ("amx",
      * "avx512vnni", "avxvnni", "avx2", "i8mm", "dotprod" or "ref", see
-     * PETREL_CPU), and
-     * what loading repacked for it (matrices, heap bytes, wall seconds). */
+     * pt_model_params.cpu), and what loading repacked for it (matrices,
+     * heap bytes, wall seconds; all 0 for a metadata-only load). */
     const char *kernels;
     int n_repacked;
     uint64_t repacked_bytes;
@@ -174,13 +234,30 @@ pt_status pt_chat_apply(const pt_model *model, const pt_chat_message *msgs, int 
 
 typedef struct pt_context pt_context;
 
+/* The layout and element type of the KV cache. Only float32 exists today;
+ * the KV-memory work adds quantized types here (any other value is
+ * PT_ERR_UNSUPPORTED). */
+typedef enum pt_kv_type {
+    PT_KV_F32 = 0,
+} pt_kv_type;
+
+/* How to make a context. Get it from pt_context_default_params(); `size`
+ * versions the struct exactly as in pt_model_params (fields are only
+ * appended: older callers get defaults for what they do not know, newer
+ * ones PT_ERR_ARG). LoRA adapters will be applied per context and will
+ * come as a new field at the end (adapters and their scales); the size
+ * field is what makes adding them compatible with existing callers. */
 typedef struct pt_context_params {
+    size_t size;    /* sizeof(pt_context_params), set by the defaults */
     int n_ctx;      /* context window in tokens; 0 = min(model's, 4096) */
-    int n_threads;  /* 0 = all cores */
+    int n_threads;  /* threads of the private pool (0 = all cores); unused with threadpool */
     int n_batch;    /* max tokens per forward pass during prefill */
+    pt_kv_type kv_type;        /* PT_KV_F32 */
+    pt_threadpool *threadpool; /* forward passes run on it; NULL: a private pool */
 } pt_context_params;
 
 pt_context_params pt_context_default_params(void);
+/* PT_ERR_ARG for a model loaded with metadata_only. */
 pt_status pt_context_new(pt_model *model, const pt_context_params *params,
                          pt_context **out, pt_error *err);
 void pt_context_free(pt_context *ctx);
@@ -199,6 +276,14 @@ void pt_context_memory(const pt_context *ctx, pt_memory_stats *out);
 
 /* Forget every token (clears the KV cache). */
 void pt_context_reset(pt_context *ctx);
+/* Keep the first n_keep positions of the KV cache and forget the rest
+ * (0 <= n_keep <= n_past, else PT_ERR_ARG): the next pt_decode continues
+ * at position n_keep, and gives bitwise the logits a fresh context fed the
+ * same tokens would. For a prompt that shares a prefix with what the cache
+ * holds (an edited or regenerated chat turn): keep the prefix, decode the
+ * rest. Cutting below n_past drops the last logits (pt_context_logits is
+ * NULL until the next pt_decode). */
+pt_status pt_context_truncate(pt_context *ctx, int n_keep, pt_error *err);
 int pt_context_n_past(const pt_context *ctx);
 int pt_context_n_ctx(const pt_context *ctx);
 

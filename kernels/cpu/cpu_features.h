@@ -7,9 +7,10 @@
  * getauxval(AT_HWCAP / AT_HWCAP2). Elsewhere everything reads false and the
  * plain C reference path is used.
  *
- * The environment variable PETREL_CPU forces a variant (for tests and for
- * comparing speed): "ref", "avx2", "avxvnni", "avx512vnni", "amx",
- * "dotprod", "i8mm", or "native" / unset for the best the CPU has. A forced variant
+ * A variant can be forced by name (pt_cpu_detect_with; the engine passes
+ * pt_model_params.cpu, which the app takes from the PETREL_CPU environment
+ * variable): "ref", "avx2", "avxvnni", "avx512vnni", "amx", "dotprod",
+ * "i8mm", or "native" / NULL for the best the CPU has. A forced variant
  * the CPU cannot run is refused (never executed: it would be SIGILL).
  * No engine types cross this header.
  */
@@ -49,7 +50,9 @@ typedef struct pt_cpu {
     pt_cpu_variant variant;
 } pt_cpu;
 
-/* Fill *cpu from the hardware, then apply the PETREL_CPU override.
+/* Fill *cpu from the hardware, then apply the PETREL_CPU override read
+ * from the environment (tests and benchmarks; the engine uses
+ * pt_cpu_detect_with and never reads the environment).
  * Returns 0, or -1 when PETREL_CPU names an unknown variant or one this CPU
  * cannot run; cpu->variant is then the best available one, and the caller
  * decides whether to report it. */

@@ -1,0 +1,145 @@
+/* matmul.c — weight matrices and the runner of their products (matmul.h). */
+#include "matmul.h"
+
+#include "ops_simd.h"
+#include "quant.h"
+
+#define ROW_ALIGN 8   /* row split granularity of unpacked matrices */
+
+/* ---- weights ------------------------------------------------------------ */
+
+uint64_t pt_weight_source_bytes(const pt_weight *w) {
+    return (uint64_t)pt_type_row_bytes(w->type, w->cols) * (uint64_t)w->rows;
+}
+
+bool pt_weight_can_pack(const pt_weight *w, const pt_cpu *cpu) {
+    return pt_qweights_supported(w->type, w->rows, w->cols, cpu);
+}
+
+bool pt_weight_pack(pt_weight *w, const pt_cpu *cpu) {
+    w->packed = pt_qweights_pack(w->type, w->data, w->rows, w->cols, cpu);
+    return w->packed != NULL;
+}
+
+void pt_weight_row(const pt_weight *w, int64_t r, float *dst) {
+    if (w->packed) {
+        pt_qweights_dequant_row(w->packed, r, dst);
+    } else {
+        const size_t row = pt_type_row_bytes(w->type, w->cols);
+        pt_dequant_row(w->type, (const uint8_t *)w->data + (size_t)r * row, dst, w->cols);
+    }
+}
+
+size_t pt_matmul_scratch_bytes(const pt_cpu *cpu, int64_t max_cols) {
+    return (pt_qmatmul_scratch_bytes(cpu, max_cols) + 63) & ~(size_t)63;
+}
+
+/* ---- products ----------------------------------------------------------- */
+
+/* How a job's rows are split: into parts of units, which the tasks take
+ * from a weighted run's claims or evenly by task. */
+typedef struct mm_plan {
+    const pt_matmul *j;
+    const pt_cpu *cpu;
+    pt_pool *pool;          /* claim from this weighted run; NULL: even split by task */
+    uint8_t *scratch;       /* [threads][scratch_n] for the kernels, or NULL */
+    size_t scratch_n;
+    int n_parts;            /* one per matrix, or one for gate and up together */
+    int64_t align[3];       /* rows per unit of each part */
+    int64_t units[3];       /* units of each part */
+} mm_plan;
+
+/* Tokens [t0, t1) of task `task` of n_tasks over n. */
+static void split_even(int64_t n, int task, int n_tasks, int64_t *t0, int64_t *t1) {
+    *t0 = n * task / n_tasks;
+    *t1 = n * (task + 1) / n_tasks;
+}
+
+/* Rows per unit of w: whole row groups of a packed matrix, ROW_ALIGN rows
+ * otherwise, so every range of units is a valid row range for its kernel. */
+static int64_t row_align(const pt_weight *w) {
+    return w->packed ? pt_qweights_row_align(w->packed) : ROW_ALIGN;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    while (b) {
+        const int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The parts of a job: one per matrix, except gate and up (silu), which
+ * are one part of units valid for both (a multiple of both alignments),
+ * so a claimed range covers the same rows of both and silu can follow. */
+static mm_plan mm_parts(const pt_matmul *j, const pt_matmul_runner *r, pt_pool *pool) {
+    mm_plan pl = {j, r->cpu, pool, r->scratch, r->scratch_n, j->silu ? 1 : j->n_w, {0}, {0}};
+    if (j->silu) {
+        const int64_t a = row_align(j->w[0]), b = row_align(j->w[1]);
+        pl.align[0] = a / gcd64(a, b) * b;
+    } else {
+        for (int i = 0; i < j->n_w; i++) pl.align[i] = row_align(j->w[i]);
+    }
+    for (int i = 0; i < pl.n_parts; i++)
+        pl.units[i] = (j->w[i]->rows + pl.align[i] - 1) / pl.align[i];
+    return pl;
+}
+
+/* y = W x for rows [r0, r1) of matrix i, on the calling thread's scratch.
+ * (A LoRA adapter of W adds its product to these rows here.) */
+static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thread) {
+    const pt_matmul *j = pl->j;
+    const pt_weight *w = j->w[i];
+    if (w->packed)
+        pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1,
+                   pl->scratch ? pl->scratch + (size_t)thread * pl->scratch_n : NULL);
+    else
+        pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
+}
+
+/* Units [u0, u1) of part `part`. Every row is computed by exactly one
+ * range with the same kernel, so no result depends on the split. */
+static void mm_units(const mm_plan *pl, int part, int64_t u0, int64_t u1, int thread) {
+    const pt_matmul *j = pl->j;
+    const int64_t rows = j->w[part]->rows, a = pl->align[part]; /* gate and up: equal rows */
+    const int64_t r0 = u0 * a < rows ? u0 * a : rows, r1 = u1 * a < rows ? u1 * a : rows;
+    if (r0 >= r1) return;
+    if (!j->silu) {
+        mm_product(pl, part, r0, r1, thread);
+        return;
+    }
+    /* rows [r0, r1) of both gate and up are this range's alone */
+    mm_product(pl, 0, r0, r1, thread);
+    mm_product(pl, 1, r0, r1, thread);
+    for (int t = 0; t < j->n; t++) {
+        float *g = j->y[0] + t * rows + r0;
+        pt_silu_mul_simd(pl->cpu, g, g, j->y[1] + t * rows + r0, (int)(r1 - r0));
+    }
+}
+
+/* The parts one after another: claimed from the weighted run (own share,
+ * then stolen), or task `task`'s even share of n_tasks. */
+static void mm_task(void *ctx, int task, int n_tasks, int thread) {
+    const mm_plan *pl = ctx;
+    for (int part = 0; part < pl->n_parts; part++) {
+        int64_t u0, u1;
+        if (pl->pool) {
+            while (pt_pool_claim(pl->pool, thread, part, &u0, &u1)) mm_units(pl, part, u0, u1, thread);
+        } else {
+            split_even(pl->units[part], task, n_tasks, &u0, &u1);
+            mm_units(pl, part, u0, u1, thread);
+        }
+    }
+}
+
+void pt_matmul_run(const pt_matmul_runner *r, const pt_matmul *j) {
+    const bool weighted = r->n_threads > 1 && j->n > 1;
+    mm_plan pl = mm_parts(j, r, weighted ? r->pool : NULL);
+    if (weighted)
+        pt_pool_run_weighted(r->pool, mm_task, &pl, pl.units, pl.n_parts);
+    else if (r->n_threads == 1)
+        mm_task(&pl, 0, 1, 0);
+    else
+        pt_pool_run(r->pool, mm_task, &pl, r->n_threads);
+}
