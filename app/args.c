@@ -39,6 +39,11 @@ bool arg_float(const char *s, double lo, double hi, float *out) {
     return true;
 }
 
+const char *app_escaped(const char *s, char *buf, size_t cap) {
+    pt_escape_text(s ? s : "", s ? strlen(s) : 0, buf, cap);
+    return buf;
+}
+
 void app_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -151,9 +151,9 @@ static bool open_model(chat_state *c, const char *path) {
 static void list_models(chat_state *c) {
     pt_models_scan(&c->models, c->data_dir, c->sess.path[0] ? c->sess.path : NULL);
     for (int i = 0; i < c->models.n; i++) {
-        char sz[24];
+        char sz[24], name[1024];
         pt_fmt_bytes(c->models.items[i].bytes, sz, sizeof sz);
-        printf("%2d %s  %s%s\n", i + 1, c->models.items[i].name, sz,
+        printf("%2d %s  %s%s\n", i + 1, app_escaped(c->models.items[i].name, name, sizeof name), sz,
                strcmp(c->models.items[i].path, c->sess.path) == 0 ? "  (open)" : "");
     }
     if (c->models.n == 0) printf("no models in %s/models\n", c->data_dir);
