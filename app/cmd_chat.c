@@ -73,7 +73,7 @@ static bool on_text(const char *text, size_t len, const pt_turn_live *live, void
     if (!text) return true;   /* prefill starts */
     fwrite(text, 1, len, stdout);
     fflush(stdout);
-    return true;
+    return !ferror(stdout); /* stop generating into a broken stdout */
 }
 
 static void print_stats(chat_state *c, FILE *f) {
@@ -327,13 +327,16 @@ int cmd_chat(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
 
+    char safe_name[1024];
     if (c->tty)
         fprintf(stderr, "petrel chat: %s. /help lists commands, Ctrl-C stops a reply, Ctrl-D quits.\n",
-                c->sess.info.name && *c->sess.info.name ? c->sess.info.name : c->sess.path);
+                app_escaped(c->sess.info.name && *c->sess.info.name ? c->sess.info.name : c->sess.path,
+                            safe_name, sizeof safe_name));
     char *line = NULL, *msgbuf = NULL;
     size_t cap = 0, mlen = 0;
     int status = 0;
-    for (;;) {
+    /* a write error on stdout ends the chat; main reports it */
+    while (!ferror(stdout)) {
         if (c->tty) { fputs(mlen ? ". " : "> ", stdout); fflush(stdout); }
         ssize_t n = getline(&line, &cap, stdin);
         if (n < 0) {

@@ -20,5 +20,55 @@ grep -q '^  evil\\e\[2J\\e\]0;pwned\\x07\.key ' "$TMP/out" && ok || bad "info ke
 grep -q '"value\\x1b\[2J\\x1b\]0;pwned\\x07"' "$TMP/out" && ok || bad "info value not escaped"
 grep -q '^  evil\\e\[2J\\e\]0;pwned\\x07\.weight ' "$TMP/out" && ok || bad "info tensor name not escaped"
 
+# ---- 2. write errors on stdout: one line, exit 1 -------------------------------
+# (/dev/full: every write fails with ENOSPC; run and chat flush per token, so
+# the errno may be gone by exit: the line starts the same either way)
+write_error() {
+    local what=$1
+    [ "$(grep -c '^petrel: ' "$TMP/err")" -eq 1 ] && grep -q '^petrel: write error on standard output' "$TMP/err" \
+        && ok || bad "$what: no single write-error line: $(cat "$TMP/err")"
+}
+if [ -w /dev/full ]; then
+    for args in "info $TINY" "tokenize -m $TINY -p hello" "run -m $TINY -p hi -n 4 --temp 0" \
+                "bench -m $TINY -p 4 -n 0 -r 1" "--help" "--version" "run --help" "info --help"; do
+        # shellcheck disable=SC2086
+        "$BIN" $args >/dev/full 2>"$TMP/err"; st=$?
+        [ "$st" -eq 1 ] && ok || bad "$args >/dev/full: exit $st, want 1"
+        write_error "$args >/dev/full"
+    done
+    printf 'hi\nhello\n' | "$BIN" chat --plain -m "$TINY" -n 4 >/dev/full 2>"$TMP/err"; st=$?
+    [ "$st" -eq 1 ] && ok || bad "chat --plain >/dev/full: exit $st, want 1"
+    write_error "chat --plain >/dev/full"
+else
+    bad "/dev/full is missing: the write-error cases did not run"
+fi
+
+# stdout closed before petrel writes (the read end of its pipe is already
+# closed: deterministic, unlike a race with `| head -c1`). With SIGPIPE at its
+# default petrel ends by SIGPIPE, silently, like cat (status 128+13); with
+# SIGPIPE ignored the EPIPE is a write error: one line, exit 1.
+closed_stdout() { # closed_stdout default|ignore ARGS...
+    python3 - "$@" <<'PY'
+import os, signal, subprocess, sys
+mode, argv = sys.argv[1], sys.argv[2:]
+r, w = os.pipe()
+os.close(r)
+pre = (lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN)) if mode == "ignore" else None
+p = subprocess.run(argv, stdout=w, stderr=subprocess.PIPE, preexec_fn=pre)
+sys.stderr.write(p.stderr.decode(errors="replace"))
+sys.exit(128 - p.returncode if p.returncode < 0 else p.returncode)
+PY
+}
+for args in "run -m $TINY -p hi -n 8 --temp 0" "info $TINY" "tokenize -m $TINY -p hello" "--version"; do
+    # shellcheck disable=SC2086
+    closed_stdout default "$BIN" $args 2>"$TMP/err"; st=$?
+    [ "$st" -eq 141 ] && ok || bad "$args, stdout closed: exit $st, want 141 (SIGPIPE)"
+    ! grep -q "^petrel: " "$TMP/err" && ok || bad "$args, stdout closed: says $(cat "$TMP/err")"
+    # shellcheck disable=SC2086
+    closed_stdout ignore "$BIN" $args 2>"$TMP/err"; st=$?
+    [ "$st" -eq 1 ] && ok || bad "$args, stdout closed, SIGPIPE ignored: exit $st, want 1"
+    write_error "$args, stdout closed, SIGPIPE ignored"
+done
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
