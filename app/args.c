@@ -68,8 +68,9 @@ const char *arg_value(int argc, char **argv, int *i) {
 
 const char *app_model_path(const char *given, char *buf, size_t cap) {
     if (given) return given;
-    if (!pt_app_default_model(buf, cap)) {
-        app_error("cannot work out the data directory (set HOME or XDG_DATA_HOME)");
+    char why[512];
+    if (!pt_app_default_model(buf, cap, why, sizeof why)) {
+        app_error("%s", why);
         return NULL;
     }
     return buf;

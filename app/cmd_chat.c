@@ -50,12 +50,14 @@ typedef struct chat_state {
     bool tty;
     pt_turn_result last;
     bool have_last;
+    bool command_failed; /* a slash command (/save, /load) failed: exit 1 at the end */
 } chat_state;
 
 static void usage(FILE *f) {
     fputs("usage: petrel chat [--plain] [-m MODEL] [options]\n"
           "A line-oriented chat on stdin/stdout, for pipes and dumb terminals; the\n"
-          "same slash commands as the full-screen app (type /help).\n"
+          "same slash commands as the full-screen app (type /help). Exit status 1\n"
+          "when a reply, /save or /load failed (each says why on stderr).\n"
           "  -m, --model PATH         GGUF model, or the name of one in the data dir\n"
           "  -n, --n-predict N        max tokens per reply (default 256)\n"
           "      --system TEXT        system prompt\n"
@@ -202,8 +204,10 @@ static bool run_command(chat_state *c, const pt_slash *cmd) {
                           c->data_dir, arg[0] ? arg : NULL,
                           path, sizeof path, err, sizeof err))
             printf("saved %s\n", path);
-        else
+        else {
             app_error("%s", err);
+            c->command_failed = true;
+        }
         break;
     case PT_SLASH_LOAD:
         if (!arg[0]) { app_error("/load NAME (see /chats)"); break; }
@@ -212,6 +216,7 @@ static bool run_command(chat_state *c, const pt_slash *cmd) {
             printf("loaded %s (%d messages)\n", path, c->convo.n);
         } else {
             app_error("%s", err);
+            c->command_failed = true;
         }
         break;
     case PT_SLASH_CHATS: {
@@ -296,8 +301,9 @@ int cmd_chat(int argc, char **argv) {
     }
     c->set.sampler = o.sampling;
     c->cparams = o.context;
-    if (!pt_app_data_dir(c->data_dir, sizeof c->data_dir)) {
-        app_error("cannot work out the data directory (set HOME or XDG_DATA_HOME)");
+    char why[512];
+    if (!pt_app_data_dir(c->data_dir, sizeof c->data_dir, why, sizeof why)) {
+        app_error("%s", why);
         return 1;
     }
     char def[4096];
@@ -374,5 +380,5 @@ int cmd_chat(int argc, char **argv) {
     pt_convo_free(&c->convo);
     pt_session_close(&c->sess);
     signal(SIGINT, SIG_DFL);
-    return status;
+    return status ? status : c->command_failed ? 1 : 0;
 }

@@ -49,9 +49,9 @@ static const command COMMANDS[] = {
 static int open_app(int argc, char **argv, bool demo) {
 #ifdef PETREL_HAVE_UI
     pt_ui_options o = {.demo = demo};
-    char data_dir[4096];
-    if (!pt_app_data_dir(data_dir, sizeof data_dir)) {
-        app_error("cannot work out the data directory (set HOME or XDG_DATA_HOME)");
+    char data_dir[4096], why[512];
+    if (!pt_app_data_dir(data_dir, sizeof data_dir, why, sizeof why)) {
+        app_error("%s", why);
         return 1;
     }
     o.data_dir = data_dir;

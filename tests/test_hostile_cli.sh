@@ -70,5 +70,53 @@ for args in "run -m $TINY -p hi -n 8 --temp 0" "info $TINY" "tokenize -m $TINY -
     write_error "$args, stdout closed, SIGPIPE ignored"
 done
 
+# ---- 3. the data directory: what is wrong and how to fix it; never the cwd ----
+mkdir -p "$TMP/cwd" "$TMP/home"
+in_cwd() { (cd "$TMP/cwd" && "$@"); }
+save_chat() { printf '/save x\n' | "$BIN" chat --plain -m "$TINY" -n 1; }
+only_error() { # only_error WHAT REGEX: stderr is one petrel: line matching REGEX
+    [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -Eq "^petrel: $2" "$TMP/err" && ok || bad "$1: stderr: $(cat "$TMP/err")"
+}
+in_cwd env -u HOME -u XDG_DATA_HOME "$BIN" info >"$TMP/out" 2>"$TMP/err"; st=$?
+[ "$st" -eq 1 ] && ok || bad "info, no HOME: exit $st, want 1"
+only_error "info, no HOME" "cannot work out the data directory: HOME is not set \(set HOME, or XDG_DATA_HOME to an absolute path\)$"
+in_cwd env -u HOME -u XDG_DATA_HOME bash -c "$(declare -f save_chat); BIN=$BIN TINY=$TINY save_chat" >"$TMP/out" 2>"$TMP/err"; st=$?
+[ "$st" -eq 1 ] && ok || bad "chat /save, no HOME: exit $st, want 1"
+only_error "chat, no HOME" "cannot work out the data directory: HOME is not set"
+[ -z "$(ls -A "$TMP/cwd")" ] && ok || bad "no HOME: wrote into the current directory: $(ls -A "$TMP/cwd")"
+in_cwd env -u HOME XDG_DATA_HOME=rel "$BIN" info >"$TMP/out" 2>"$TMP/err"; st=$?
+[ "$st" -eq 1 ] && ok || bad "info, relative XDG_DATA_HOME, no HOME: exit $st"
+only_error "relative XDG_DATA_HOME, no HOME" "cannot work out the data directory: HOME is not set and XDG_DATA_HOME is not an absolute path"
+in_cwd env -u XDG_DATA_HOME HOME=relhome "$BIN" info >"$TMP/out" 2>"$TMP/err"; st=$?
+[ "$st" -eq 1 ] && ok || bad "info, relative HOME: exit $st"
+only_error "relative HOME" "cannot work out the data directory: HOME \('relhome'\) is not an absolute path$"
+long=/$(printf 'a%.0s' $(seq 5000))
+env XDG_DATA_HOME="$long" "$BIN" info >"$TMP/out" 2>"$TMP/err"; st=$?
+[ "$st" -eq 1 ] && ok || bad "info, long XDG_DATA_HOME: exit $st"
+only_error "long XDG_DATA_HOME" "XDG_DATA_HOME is too long \(5001 bytes; the data directory must fit in 4095\): shorten it$"
+# a relative XDG_DATA_HOME is ignored (XDG spec): /save goes under $HOME
+in_cwd env HOME="$TMP/home" XDG_DATA_HOME=rel bash -c "$(declare -f save_chat); BIN=$BIN TINY=$TINY save_chat" >"$TMP/out" 2>"$TMP/err"; st=$?
+[ "$st" -eq 0 ] && ok || bad "chat /save, relative XDG_DATA_HOME: exit $st; $(cat "$TMP/err")"
+[ -f "$TMP/home/.local/share/petrel/chats/x.json" ] && [ -z "$(ls -A "$TMP/cwd")" ] && ok \
+    || bad "relative XDG_DATA_HOME: saved in the wrong place: cwd has $(ls -A "$TMP/cwd")"
+# unusable data directories: a file in the way, a file where chats/ goes, a
+# directory that cannot be created (under /proc: fails for root too)
+touch "$TMP/afile"; mkdir -p "$TMP/d/petrel"; touch "$TMP/d/petrel/chats"
+for case in "$TMP/afile|cannot create $TMP/afile/petrel/chats: Not a directory" \
+            "$TMP/d|cannot write $TMP/d/petrel/chats/x.json: Not a directory" \
+            "/proc/self|cannot create /proc/self/petrel/chats: No such file or directory"; do
+    dir=${case%%|*} msg=${case#*|}
+    XDG_DATA_HOME=$dir save_chat >"$TMP/out" 2>"$TMP/err"; st=$?
+    [ "$st" -eq 1 ] && ok || bad "/save into $dir: exit $st, want 1"
+    only_error "/save into $dir" "$msg$"
+done
+if [ "$(id -u)" -ne 0 ]; then # permissions do not stop root
+    mkdir -p "$TMP/ro"; chmod 555 "$TMP/ro"
+    XDG_DATA_HOME=$TMP/ro save_chat >"$TMP/out" 2>"$TMP/err"; st=$?
+    [ "$st" -eq 1 ] && ok || bad "/save into a read-only dir: exit $st, want 1"
+    only_error "/save into a read-only dir" "cannot create $TMP/ro/petrel.*: Permission denied$"
+    chmod 755 "$TMP/ro"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
