@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "sigbus.h"
 #include "commands.h"
 #include "convo.h"
 #include "meter.h"
@@ -143,6 +144,7 @@ static int run_turn(chat_state *c) {
 static bool open_model(chat_state *c, const char *path) {
     pt_error err = {0};
     pt_session_close(&c->sess);
+    app_catch_sigbus(path);
     if (pt_session_open(&c->sess, path, &c->cparams, NULL, NULL, &err) != PT_OK) {
         app_error("cannot open %s: %s", path, err.msg);
         return false;

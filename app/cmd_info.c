@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "sigbus.h"
 #include "commands.h"
 
 static void usage(FILE *f) {
@@ -44,6 +45,7 @@ int cmd_info(int argc, char **argv) {
     if (!(path = app_model_path(path, buf, sizeof buf))) return 1;
     pt_model *m = NULL;
     pt_error err = {0};
+    app_catch_sigbus(path);
     if (pt_model_load(path, &m, &err) != PT_OK) return app_fail(&err);
 
     pt_model_info in;
