@@ -5,6 +5,7 @@
  * naming the file instead of a core dump.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,9 +18,14 @@
  * piece of static state here: a signal handler can reach nothing else. */
 static char sigbus_msg[4096 + 128];
 static volatile sig_atomic_t sigbus_len;
+/* Several threads read the mapping: the first to fault writes the line, the
+ * others wait for its _exit (a lock-free atomic_flag is signal-safe). */
+static atomic_flag sigbus_claimed = ATOMIC_FLAG_INIT;
 
 static void on_sigbus(int sig) {
     (void)sig;
+    if (atomic_flag_test_and_set(&sigbus_claimed))
+        for (;;) pause();
     /* async-signal-safe only: write(2) and _exit(2) */
     ssize_t w = write(STDERR_FILENO, sigbus_msg, (size_t)sigbus_len);
     (void)w;
