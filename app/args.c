@@ -30,7 +30,8 @@ bool arg_u64(const char *s, uint64_t *out) {
 }
 
 bool arg_float(const char *s, double lo, double hi, float *out) {
-    if (!s || !*s) return false;
+    /* plain decimal only: strtod would also take hex floats ("0x10") */
+    if (!s || !*s || s[strspn(s, "0123456789+-.eE")]) return false;
     char *end;
     errno = 0;
     double v = strtod(s, &end);

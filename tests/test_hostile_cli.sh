@@ -148,5 +148,88 @@ else
 fi
 rm -f "$TMP/copy.gguf"
 
+# ---- 5. absurd numbers: usage error, exit 2, one line naming the option -------
+BAD_VALUES=(-99999999999999999999 99999999999999999999 abc 12abc nan inf -inf "" 1e999 0x10)
+absurd() { # absurd WHAT OPTION VALUE... -- command prefix (the option and value appended)
+    local what=$1 opt=$2; shift 2
+    local vals=() v
+    while [ "$1" != "--" ]; do vals+=("$1"); shift; done
+    shift
+    for v in "${vals[@]}"; do
+        "$@" "$opt" "$v" </dev/null >"$TMP/out" 2>"$TMP/err"; st=$?
+        [ "$st" -eq 2 ] && ok || bad "$what $opt '$v': exit $st, want 2; $(head -c 200 "$TMP/err")"
+        { [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q '^petrel: ' "$TMP/err" && grep -qF -- "$opt" "$TMP/err"; } \
+            && ok || bad "$what $opt '$v': not one line naming the option: $(cat "$TMP/err")"
+    done
+}
+for opt in --temp --top-k --top-p --min-p --repeat-penalty --presence-penalty --frequency-penalty \
+           --repeat-last-n -s --seed -c --ctx-size -t --threads -b --batch-size -n --n-predict; do
+    absurd run "$opt" "${BAD_VALUES[@]}" -1000 -- "$BIN" run -m "$TINY" -p hi
+    absurd chat "$opt" "${BAD_VALUES[@]}" -1000 -- "$BIN" chat --plain -m "$TINY"
+done
+# zero (or one past the end) where it is invalid
+absurd run --repeat-penalty 0 101 -- "$BIN" run -m "$TINY" -p hi
+absurd run --top-p 1.5 -- "$BIN" run -m "$TINY" -p hi
+absurd run -b 0 -- "$BIN" run -m "$TINY" -p hi
+absurd run -n -2 -- "$BIN" run -m "$TINY" -p hi
+for opt in -p --n-prompt -n --n-gen -d --n-depth -b -ub -t -r -pg; do
+    absurd bench "$opt" "${BAD_VALUES[@]}" -1 "1,-2" "1-99999999999999999999" -- "$BIN" bench -m "$TINY"
+done
+absurd bench -b 0 -- "$BIN" bench -m "$TINY"
+absurd bench -ub 0 -- "$BIN" bench -m "$TINY"
+absurd bench -t 0 -- "$BIN" bench -m "$TINY"
+absurd bench -r 0 -- "$BIN" bench -m "$TINY"
+# the full-screen app's own options are checked before the terminal is touched
+for opt in -t --threads -c --ctx-size -n --n-predict; do
+    absurd app "$opt" "${BAD_VALUES[@]}" -1 -- "$BIN" -m "$TINY"
+done
+
+# ---- 6. prompts: invalid UTF-8 works, longer than the context is an error ----
+expect_exit 0 "run, invalid UTF-8 prompt" -- "$BIN" run -m "$TINY" -p $'\xff\xfe bad \xc3 end' -n 3 --temp 0
+expect_exit 0 "tokenize, invalid UTF-8" -- "$BIN" tokenize -m "$TINY" -p $'\xff\xfe bad \xc3'
+grep -qF "'\\xFF'" "$TMP/out" && ok || bad "tokenize does not show the byte 0xFF as \\xFF: $(cat -v "$TMP/out")"
+python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$TMP/out" 2>/dev/null && ok \
+    || bad "tokenize printed bytes that are not UTF-8: $(cat -v "$TMP/out")"
+long_prompt=$(printf 'word %.0s' $(seq 100))
+expect_exit 1 "run, prompt longer than the context" -- "$BIN" run -m "$TINY" -c 16 -p "$long_prompt" -n 3
+only_error "prompt longer than the context" "prompt of [0-9]+ tokens does not fit: 0 of 16 context tokens already used$"
+printf '%s\n' "$long_prompt" | "$BIN" chat --plain -m "$TINY" -c 16 -n 3 >"$TMP/out" 2>"$TMP/err"; st=$?
+[ "$st" -eq 1 ] && ok || bad "chat, prompt longer than the context: exit $st, want 1"
+grep -q '^petrel: the message is too long for the context window$' "$TMP/err" && ok || bad "chat, long prompt: $(cat "$TMP/err")"
+
+# ---- 7. model paths that are not model files ----------------------------------
+: >"$TMP/empty.gguf"
+for case in "$TMP|cannot open '$TMP': it is a directory" \
+            "/dev/zero|cannot open '/dev/zero': not a regular file" \
+            "$TMP/empty.gguf|gguf: '$TMP/empty.gguf' is empty \(0 bytes\)"; do
+    f=${case%%|*} msg=${case#*|}
+    expect_exit 1 "info $f" -- timeout 20 "$BIN" info "$f"
+    only_error "info $f" "$msg$"
+    expect_exit 1 "run -m $f" -- timeout 20 "$BIN" run -m "$f" -p hi -n 1
+    only_error "run -m $f" "$msg$"
+done
+
+# ---- 8. signals mid-generation ------------------------------------------------
+# SIGINT stops the reply cleanly: the text so far, a newline, exit 130.
+# SIGTERM and SIGHUP keep their default action (the process ends by the
+# signal: status 143 / 129); stdout holds whole tokens only, each flushed as
+# it is generated. Sync: poll until the first bytes appear, then signal.
+signal_run() { # signal_run SIGNAL -> $st
+    : >"$TMP/out"
+    "$BIN" run -m "$MODEL" -p "1, 2, 3, 4, 5, 6, 7," -n 4000 --temp 0 -t 1 >"$TMP/out" 2>"$TMP/err" &
+    local pid=$! deadline=$((SECONDS + 300))
+    while [ ! -s "$TMP/out" ] && [ $SECONDS -lt $deadline ] && kill -0 $pid 2>/dev/null; do sleep 0.05; done
+    kill -s "$1" $pid
+    wait $pid; st=$?
+}
+signal_run INT
+[ "$st" -eq 130 ] && ok || bad "SIGINT mid-generation: exit $st, want 130; $(cat "$TMP/err")"
+[ "$(tail -c1 "$TMP/out" | od -An -c | tr -d ' ')" = '\n' ] && ok || bad "SIGINT: output does not end with a newline"
+! grep -q '^petrel: ' "$TMP/err" && ok || bad "SIGINT: error line: $(cat "$TMP/err")"
+signal_run TERM
+[ "$st" -eq 143 ] && ok || bad "SIGTERM mid-generation: exit $st, want 143"
+signal_run HUP
+[ "$st" -eq 129 ] && ok || bad "SIGHUP mid-generation: exit $st, want 129"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
