@@ -22,8 +22,14 @@ static volatile sig_atomic_t sigbus_len;
  * others wait for its _exit (a lock-free atomic_flag is signal-safe). */
 static atomic_flag sigbus_claimed = ATOMIC_FLAG_INIT;
 
-static void on_sigbus(int sig) {
-    (void)sig;
+static void on_sigbus(int sig, siginfo_t *info, void *uctx) {
+    (void)uctx;
+    if (info->si_code != BUS_ADRERR) {
+        /* not a vanished page of a mapping (say, a misaligned access): the
+         * default action, so the fault is reported as what it is */
+        signal(sig, SIG_DFL);
+        return; /* the faulting instruction runs again and ends the process */
+    }
     if (atomic_flag_test_and_set(&sigbus_claimed))
         for (;;) pause();
     /* async-signal-safe only: write(2) and _exit(2) */
@@ -40,7 +46,8 @@ void app_catch_sigbus(const char *model_path) {
     sigbus_len = n < 0 ? 0 : (size_t)n < sizeof sigbus_msg ? n : (int)sizeof sigbus_msg - 1;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigbus;
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGBUS, &sa, NULL);
 }
