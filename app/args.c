@@ -30,13 +30,19 @@ bool arg_u64(const char *s, uint64_t *out) {
 }
 
 bool arg_float(const char *s, double lo, double hi, float *out) {
-    if (!s || !*s) return false;
+    /* plain decimal only: strtod would also take hex floats ("0x10") */
+    if (!s || !*s || s[strspn(s, "0123456789+-.eE")]) return false;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (errno || *end || !isfinite(v) || v < lo || v > hi) return false;
     *out = (float)v;
     return true;
+}
+
+const char *app_escaped(const char *s, char *buf, size_t cap) {
+    pt_escape_text(s ? s : "", s ? strlen(s) : 0, buf, cap);
+    return buf;
 }
 
 void app_error(const char *fmt, ...) {
@@ -63,8 +69,9 @@ const char *arg_value(int argc, char **argv, int *i) {
 
 const char *app_model_path(const char *given, char *buf, size_t cap) {
     if (given) return given;
-    if (!pt_app_default_model(buf, cap)) {
-        app_error("cannot work out the data directory (set HOME or XDG_DATA_HOME)");
+    char why[512];
+    if (!pt_app_default_model(buf, cap, why, sizeof why)) {
+        app_error("%s", why);
         return NULL;
     }
     return buf;

@@ -15,6 +15,10 @@ bool arg_int(const char *s, long lo, long hi, int *out);
 bool arg_u64(const char *s, uint64_t *out);
 bool arg_float(const char *s, double lo, double hi, float *out);
 
+/* Text from a file (or any string that may hold control bytes) made safe
+ * for the terminal with pt_escape_text into buf; returns buf. */
+const char *app_escaped(const char *s, char *buf, size_t cap);
+
 /* Print "petrel: <msg>" on stderr (one line). */
 void app_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print err's message the same way and return 1. */

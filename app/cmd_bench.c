@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "sigbus.h"
 #include "commands.h"
 
 #define BENCH_SEED 1u /* token generator seed: every run draws the same ids */
@@ -857,6 +858,7 @@ int cmd_bench(int argc, char **argv) {
             r.model = NULL;
             loaded = -1;
             if (o.progress) fprintf(stderr, "petrel bench: loading %s\n", t->model_path);
+            app_catch_sigbus(t->model_path);
             const pt_model_params mp = app_model_params(r.pool);
             if (pt_model_load(t->model_path, &mp, &r.model, &r.err) != PT_OK) {
                 rc = app_fail(&r.err);

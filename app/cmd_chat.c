@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "sigbus.h"
 #include "commands.h"
 #include "convo.h"
 #include "meter.h"
@@ -51,12 +52,14 @@ typedef struct chat_state {
     bool tty;
     pt_turn_result last;
     bool have_last;
+    bool command_failed; /* a slash command (/save, /load) failed: exit 1 at the end */
 } chat_state;
 
 static void usage(FILE *f) {
     fputs("usage: petrel chat [--plain] [-m MODEL] [options]\n"
           "A line-oriented chat on stdin/stdout, for pipes and dumb terminals; the\n"
-          "same slash commands as the full-screen app (type /help).\n"
+          "same slash commands as the full-screen app (type /help). Exit status 1\n"
+          "when a reply, /save or /load failed (each says why on stderr).\n"
           "  -m, --model PATH         GGUF model, or the name of one in the data dir\n"
           "  -n, --n-predict N        max tokens per reply (default 256)\n"
           "      --system TEXT        system prompt\n"
@@ -74,7 +77,7 @@ static bool on_text(const char *text, size_t len, const pt_turn_live *live, void
     if (!text) return true;   /* prefill starts */
     fwrite(text, 1, len, stdout);
     fflush(stdout);
-    return true;
+    return !ferror(stdout); /* stop generating into a broken stdout */
 }
 
 static void print_stats(chat_state *c, FILE *f) {
@@ -142,6 +145,7 @@ static int run_turn(chat_state *c) {
 static bool open_model(chat_state *c, const char *path) {
     pt_error err = {0};
     pt_session_close(&c->sess);
+    app_catch_sigbus(path);
     if (!c->pool && pt_threadpool_new(c->cparams.n_threads, &c->pool, &err) != PT_OK) {
         app_error("%s", err.msg);
         return false;
@@ -158,9 +162,9 @@ static bool open_model(chat_state *c, const char *path) {
 static void list_models(chat_state *c) {
     pt_models_scan(&c->models, c->data_dir, c->sess.path[0] ? c->sess.path : NULL);
     for (int i = 0; i < c->models.n; i++) {
-        char sz[24];
+        char sz[24], name[1024];
         pt_fmt_bytes(c->models.items[i].bytes, sz, sizeof sz);
-        printf("%2d %s  %s%s\n", i + 1, c->models.items[i].name, sz,
+        printf("%2d %s  %s%s\n", i + 1, app_escaped(c->models.items[i].name, name, sizeof name), sz,
                strcmp(c->models.items[i].path, c->sess.path) == 0 ? "  (open)" : "");
     }
     if (c->models.n == 0) printf("no models in %s/models\n", c->data_dir);
@@ -209,8 +213,10 @@ static bool run_command(chat_state *c, const pt_slash *cmd) {
                           c->data_dir, arg[0] ? arg : NULL,
                           path, sizeof path, err, sizeof err))
             printf("saved %s\n", path);
-        else
+        else {
             app_error("%s", err);
+            c->command_failed = true;
+        }
         break;
     case PT_SLASH_LOAD:
         if (!arg[0]) { app_error("/load NAME (see /chats)"); break; }
@@ -219,6 +225,7 @@ static bool run_command(chat_state *c, const pt_slash *cmd) {
             printf("loaded %s (%d messages)\n", path, c->convo.n);
         } else {
             app_error("%s", err);
+            c->command_failed = true;
         }
         break;
     case PT_SLASH_CHATS: {
@@ -293,7 +300,7 @@ int cmd_chat(int argc, char **argv) {
         } else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) {
             const char *v = arg_value(argc, argv, &i);
             if (!v || !arg_int(v, 1, 1 << 24, &c->set.n_predict)) {
-                if (v) app_error("-n wants a whole number >= 1, not '%s'", v);
+                if (v) app_error("%s wants a whole number in [1, %d], not '%s'", a, 1 << 24, v);
                 return 2;
             }
         } else {
@@ -303,8 +310,9 @@ int cmd_chat(int argc, char **argv) {
     }
     c->set.sampler = o.sampling;
     c->cparams = o.context;
-    if (!pt_app_data_dir(c->data_dir, sizeof c->data_dir)) {
-        app_error("cannot work out the data directory (set HOME or XDG_DATA_HOME)");
+    char why[512];
+    if (!pt_app_data_dir(c->data_dir, sizeof c->data_dir, why, sizeof why)) {
+        app_error("%s", why);
         return 1;
     }
     char def[4096];
@@ -338,13 +346,16 @@ int cmd_chat(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
 
+    char safe_name[1024];
     if (c->tty)
         fprintf(stderr, "petrel chat: %s. /help lists commands, Ctrl-C stops a reply, Ctrl-D quits.\n",
-                c->sess.info.name && *c->sess.info.name ? c->sess.info.name : c->sess.path);
+                app_escaped(c->sess.info.name && *c->sess.info.name ? c->sess.info.name : c->sess.path,
+                            safe_name, sizeof safe_name));
     char *line = NULL, *msgbuf = NULL;
     size_t cap = 0, mlen = 0;
     int status = 0;
-    for (;;) {
+    /* a write error on stdout ends the chat; main reports it */
+    while (!ferror(stdout)) {
         if (c->tty) { fputs(mlen ? ". " : "> ", stdout); fflush(stdout); }
         ssize_t n = getline(&line, &cap, stdin);
         if (n < 0) {
@@ -383,5 +394,5 @@ int cmd_chat(int argc, char **argv) {
     pt_session_close(&c->sess);
     pt_threadpool_free(c->pool);
     signal(SIGINT, SIG_DFL);
-    return status;
+    return status ? status : c->command_failed ? 1 : 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "sigbus.h"
 #include "commands.h"
 
 static void usage(FILE *f) {
@@ -44,16 +45,19 @@ int cmd_info(int argc, char **argv) {
     if (!(path = app_model_path(path, buf, sizeof buf))) return 1;
     pt_model *m = NULL;
     pt_error err = {0};
+    app_catch_sigbus(path);
     const pt_model_params mp = app_model_params(NULL); /* one load: its private pool */
     if (pt_model_load(path, &mp, &m, &err) != PT_OK) return app_fail(&err);
 
     pt_model_info in;
     pt_model_get_info(m, &in);
-    printf("%-16s %s\n", "file", path);
-    printf("%-16s %s\n", "name", in.name[0] ? in.name : "(none)");
-    printf("%-16s %s\n", "architecture", in.arch);
+    /* every string below may come from the file: escaped (ESC, OSC, ...) */
+    char safe[4096];
+    printf("%-16s %s\n", "file", app_escaped(path, safe, sizeof safe));
+    printf("%-16s %s\n", "name", in.name[0] ? app_escaped(in.name, safe, sizeof safe) : "(none)");
+    printf("%-16s %s\n", "architecture", app_escaped(in.arch, safe, sizeof safe));
     printf("%-16s %.1fM\n", "parameters", (double)in.n_params / 1e6);
-    printf("%-16s %s\n", "quantization", in.ftype);
+    printf("%-16s %s\n", "quantization", app_escaped(in.ftype, safe, sizeof safe));
     print_bytes("file size", in.file_bytes);
     print_bytes("weights", in.weight_bytes);
     printf("%-16s %d\n", "layers", in.n_layer);
@@ -63,15 +67,16 @@ int cmd_info(int argc, char **argv) {
     printf("%-16s %d\n", "vocabulary", in.n_vocab);
     printf("%-16s %d\n", "context (train)", in.n_ctx_train);
     printf("%-16s %g\n", "rope base", (double)in.rope_base);
-    printf("%-16s %s\n", "tokenizer", in.tokenizer);
-    printf("%-16s %s\n", "chat template", in.chat_template_kind);
+    printf("%-16s %s\n", "tokenizer", app_escaped(in.tokenizer, safe, sizeof safe));
+    printf("%-16s %s\n", "chat template", app_escaped(in.chat_template_kind, safe, sizeof safe));
     printf("%-16s %s, %d matrices repacked (%.1f MiB) in %.3f s\n", "kernels", in.kernels, in.n_repacked,
            (double)in.repacked_bytes / (1 << 20), in.repack_seconds);
 
     puts("\nmetadata:");
-    char key[256], value[1024];
+    char key[256], value[1024], safe_value[4096];
     for (int i = 0; pt_model_meta(m, i, key, sizeof key, value, sizeof value, full ? 1 << 20 : 8); i++)
-        printf("  %-40s %s\n", key, value);
+        printf("  %-40s %s\n", app_escaped(key, safe, sizeof safe),
+               app_escaped(value, safe_value, sizeof safe_value));
 
     if (tensors) {
         puts("\ntensors:");
@@ -82,11 +87,10 @@ int cmd_info(int argc, char **argv) {
             for (int d = 0; d < t.n_dims && o < sizeof shape; d++)
                 o += (size_t)snprintf(shape + o, sizeof shape - o, d ? " x %lld" : "%lld",
                                       (long long)t.ne[d]);
-            printf("  %-32s %-5s %-22s %10llu bytes\n", t.name, t.type, shape,
+            printf("  %-32s %-5s %-22s %10llu bytes\n", app_escaped(t.name, safe, sizeof safe), t.type, shape,
                    (unsigned long long)t.nbytes);
         }
     }
     pt_model_free(m);
-    if (fflush(stdout) != 0) return 1;
-    return 0;
+    return 0; /* main checks the writes to stdout */
 }

@@ -19,11 +19,27 @@ static void usage(FILE *f) {
           "      --no-parse-special treat special-token text as plain text\n", f);
 }
 
-/* Print a piece with control characters and quotes escaped. */
+/* Print a piece (vocabulary text, from the file) with control characters
+ * and quotes escaped; runs of non-ASCII bytes go through pt_escape_text, so
+ * C1 controls and bytes that are not well-formed UTF-8 (a byte-level token
+ * holds one byte of a character) show as escapes too. */
 static void print_piece(const char *p, size_t n) {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];
-        if (c == '\n') fputs("\\n", stdout);
+        if (c >= 0x80) {
+            size_t end = i;
+            while (end < n && (unsigned char)p[end] >= 0x80) end++;
+            char safe[1024];
+            for (size_t at = i; at < end;) { /* in chunks that fit safe[] whole */
+                size_t take = end - at < 64 ? end - at : 64;
+                /* never cut a character: end the chunk before a continuation byte */
+                while (at + take < end && take > 1 && ((unsigned char)p[at + take] & 0xC0) == 0x80) take--;
+                pt_escape_text(p + at, take, safe, sizeof safe);
+                fputs(safe, stdout);
+                at += take;
+            }
+            i = end - 1;
+        } else if (c == '\n') fputs("\\n", stdout);
         else if (c == '\t') fputs("\\t", stdout);
         else if (c == '\'') fputs("\\'", stdout);
         else if (c == '\\') fputs("\\\\", stdout);

@@ -2,6 +2,7 @@
  * main.c — petrel's entry point: picks the subcommand, or opens the
  * full-screen app when there is none.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,9 +49,9 @@ static const command COMMANDS[] = {
 static int open_app(int argc, char **argv, bool demo) {
 #ifdef PETREL_HAVE_UI
     pt_ui_options o = {.demo = demo};
-    char data_dir[4096];
-    if (!pt_app_data_dir(data_dir, sizeof data_dir)) {
-        app_error("cannot work out the data directory (set HOME or XDG_DATA_HOME)");
+    char data_dir[4096], why[512];
+    if (!pt_app_data_dir(data_dir, sizeof data_dir, why, sizeof why)) {
+        app_error("%s", why);
         return 1;
     }
     o.data_dir = data_dir;
@@ -87,7 +88,7 @@ static int open_app(int argc, char **argv, bool demo) {
 #endif
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage(stdout);
         return 0;
@@ -102,4 +103,29 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
     app_error("unknown command '%s' (see petrel --help)", argv[1]);
     return 2;
+}
+
+/* Every command's output is checked here, once, at exit: a write that
+ * failed earlier (ferror), or the final flush or close (a full disk shows up
+ * only when the buffer is written). One line, exit status 1 (the command's
+ * own non-zero status is kept). A closed pipe (`| head -c1`) normally ends
+ * petrel by SIGPIPE, silently, like cat; when SIGPIPE is ignored the EPIPE
+ * is reported here like any other write error. */
+static int close_stdout(int rc) {
+    errno = 0;
+    bool failed = ferror(stdout) != 0;
+    if (fflush(stdout) != 0) failed = true;
+    int why = errno;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = true;
+        why = errno;
+    }
+    if (!failed) return rc;
+    if (why) app_error("write error on standard output: %s", strerror(why));
+    else app_error("write error on standard output");
+    return rc ? rc : 1;
+}
+
+int main(int argc, char **argv) {
+    return close_stdout(dispatch(argc, argv));
 }

@@ -2,25 +2,48 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "paths.h"
 
 #define PT_DEFAULT_MODEL_FILE "SmolLM2-135M-Instruct.Q4_1.gguf"
 
-bool pt_app_data_dir(char *buf, size_t cap) {
-    const char *xdg = getenv("XDG_DATA_HOME");
-    const char *home = getenv("HOME");
-    int n;
-    if (xdg && *xdg)
-        n = snprintf(buf, cap, "%s/petrel", xdg);
-    else
-        n = snprintf(buf, cap, "%s/.local/share/petrel", home && *home ? home : ".");
-    return n > 0 && (size_t)n < cap;
+/* "$base/suffix" into buf; false (and why) when it does not fit. */
+static bool join_dir(const char *var, const char *base, const char *suffix, char *buf, size_t cap,
+                     char *why, size_t why_cap) {
+    int n = snprintf(buf, cap, "%s%s", base, suffix);
+    if (n > 0 && (size_t)n < cap) return true;
+    snprintf(why, why_cap, "%s is too long (%zu bytes; the data directory must fit in %zu): shorten it",
+             var, strlen(base), cap - 1);
+    return false;
 }
 
-bool pt_app_default_model(char *buf, size_t cap) {
+bool pt_app_data_dir(char *buf, size_t cap, char *why, size_t why_cap) {
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    /* The XDG base directory spec: a relative path in XDG_DATA_HOME is
+     * invalid and must be ignored (it would put files under the current
+     * directory); an empty one is the same as unset. */
+    if (xdg && xdg[0] == '/') return join_dir("XDG_DATA_HOME", xdg, "/petrel", buf, cap, why, why_cap);
+    if (!home || !*home) {
+        snprintf(why, why_cap, "cannot work out the data directory: HOME is not set%s "
+                 "(set HOME, or XDG_DATA_HOME to an absolute path)",
+                 xdg && *xdg ? " and XDG_DATA_HOME is not an absolute path" : "");
+        return false;
+    }
+    if (home[0] != '/') {
+        snprintf(why, why_cap, "cannot work out the data directory: HOME ('%.200s') is not an absolute path%s",
+                 home, xdg && *xdg ? ", nor is XDG_DATA_HOME" : "");
+        return false;
+    }
+    return join_dir("HOME", home, "/.local/share/petrel", buf, cap, why, why_cap);
+}
+
+bool pt_app_default_model(char *buf, size_t cap, char *why, size_t why_cap) {
     char dir[4096];
-    if (!pt_app_data_dir(dir, sizeof dir)) return false;
+    if (!pt_app_data_dir(dir, sizeof dir, why, why_cap)) return false;
     int n = snprintf(buf, cap, "%s/models/%s", dir, PT_DEFAULT_MODEL_FILE);
-    return n > 0 && (size_t)n < cap;
+    if (n > 0 && (size_t)n < cap) return true;
+    snprintf(why, why_cap, "the default model's path under %.200s... is too long", dir);
+    return false;
 }

@@ -1,7 +1,9 @@
 /*
  * paths.h — where petrel keeps user files. The data directory is
  * $XDG_DATA_HOME/petrel, else $HOME/.local/share/petrel (on Termux $HOME
- * is the app's home, so the same rule holds there).
+ * is the app's home, so the same rule holds there). A relative
+ * XDG_DATA_HOME is ignored (XDG base directory spec); a missing or
+ * relative HOME is an error, never the current directory.
  */
 #ifndef PETREL_PATHS_H
 #define PETREL_PATHS_H
@@ -9,10 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Write the data directory into buf; returns false if it does not fit. */
-bool pt_app_data_dir(char *buf, size_t cap);
+/* Write the data directory into buf; on failure returns false with a
+ * one-line reason in why (what is wrong and how to fix it). */
+bool pt_app_data_dir(char *buf, size_t cap, char *why, size_t why_cap);
 /* Path of the default model (models/SmolLM2-135M-Instruct.Q4_1.gguf under
- * the data directory). */
-bool pt_app_default_model(char *buf, size_t cap);
+ * the data directory); false with a reason as above. */
+bool pt_app_default_model(char *buf, size_t cap, char *why, size_t why_cap);
 
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "sigbus.h"
 #include "run_options.h"
 
 void run_options_init(run_options *o) {
@@ -85,6 +86,7 @@ int run_session_open(run_session *s, const run_options *o) {
     if (!path) return 1;
     if (path != s->model_path) snprintf(s->model_path, sizeof s->model_path, "%s", path);
     pt_error err = {0};
+    app_catch_sigbus(s->model_path);
     if (pt_threadpool_new(o->context.n_threads, &s->pool, &err) != PT_OK) return app_fail(&err);
     const pt_model_params mp = app_model_params(s->pool);
     pt_context_params cp = o->context;

@@ -46,6 +46,24 @@ $CHECK "$TMP/out" --reps 2 --tests pp8,tg4 --field n_threads=1 --field n_batch=2
 # test names above); spot-check the raw text too
 grep -q '"n_prompt": 8,' "$TMP/out" && grep -q '"n_gen": 4,' "$TMP/out" && ok || bad "json lacks n_prompt 8 / n_gen 4"
 
+# The checker recomputes avg_ts/stddev_ts from the exact samples_ns, not from
+# samples_ts (6 significant digits, as llama-bench prints them): two samples
+# 3 ns apart print as the same samples_ts, yet their true stddev is not 0.
+# Deterministic stand-in for the run-to-run flake (about one run in six).
+python3 - "$TMP/out" >"$TMP/rounded.json" <<'PY'
+import json, statistics, sys
+o = json.load(open(sys.argv[1]))[0]
+o["samples_ns"] = [1000003, 1000000]
+ts = [8e9 / n for n in o["samples_ns"]]
+o["samples_ts"] = [float(f"{t:g}") for t in ts]
+o["avg_ns"] = int(statistics.fmean(o["samples_ns"]))
+o["stddev_ns"] = int(statistics.stdev(o["samples_ns"]))
+o["avg_ts"] = float(f"{statistics.fmean(ts):f}")
+o["stddev_ts"] = float(f"{statistics.stdev(ts):f}")
+json.dump([o], sys.stdout, indent=1)
+PY
+$CHECK "$TMP/rounded.json" --reps 2 --tests pp8 >"$TMP/check" && ok || bad "checker vs rounded samples_ts: $(cat "$TMP/check")"
+
 # ---- JSONL + CSV on stderr, -pg, -b/-ub splitting, list and range syntax ------
 expect_exit 0 "jsonl" -- "$BIN" bench -m "$MODEL" -p 0 -n 0 -pg 5,2 -b 3 -ub 2 -t 1,2 -r 3 -o jsonl -oe csv
 $CHECK "$TMP/out" --jsonl --reps 3 --tests pp5+tg2,pp5+tg2 --field n_batch=3 --field n_ubatch=2 \

@@ -76,10 +76,11 @@ out:
 }
 
 int main(void) {
-    const char *path = getenv("PETREL_SMOLLM2");
+    /* found like every other SmolLM2 test: PETREL_SMOLLM2, else the data dir */
+    const char *path = test_smollm2_path();
     char real[PATH_MAX];
-    if (!path || !realpath(path, real)) {
-        CHECK(0, "PETREL_SMOLLM2 must name the SmolLM2 GGUF (tools/test.sh sets it)");
+    if (!realpath(path, real)) {
+        CHECK(0, "cannot resolve %s", path);
         return check_done("mapped_rss");
     }
     pt_model *probe = NULL;

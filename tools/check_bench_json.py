@@ -115,6 +115,12 @@ def main():
         check(all(math.isfinite(x) and x > 0 for x in ts), f"[{i}] samples_ts not positive: {ts}")
         check(all(close(t, n_tok * 1e9 / n) for t, n in zip(ts, ns)),
               f"[{i}] samples_ts {ts} != {n_tok} tokens / samples_ns {ns}")
+        # samples_ts are printed with 6 significant digits (C++ ostream's
+        # default, as llama-bench does) while avg_ts and stddev_ts are computed
+        # from the unrounded speeds: recompute those from the exact samples_ns,
+        # never from the rounded samples_ts (whose rounding error, up to
+        # 5e-6 relative per sample, can exceed a small stddev's tolerance).
+        ts = [n_tok * 1e9 / n for n in ns]
         check(close(o["avg_ts"], statistics.fmean(ts)), f"[{i}] avg_ts {o['avg_ts']} != mean {statistics.fmean(ts)}")
         check(close(o["avg_ns"], statistics.fmean(ns), abs_=2), f"[{i}] avg_ns {o['avg_ns']} != mean")
         sd_ts = statistics.stdev(ts) if len(ts) > 1 else 0.0

@@ -1,7 +1,9 @@
 /* term.c — terminal setup, styles and restoring (see term.h). */
 #include "term.h"
+#include "petrel.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -82,13 +84,39 @@ void pt_term_stop(void) {
     }
 }
 
+/* The SIGBUS line, formatted (path escaped) by pt_term_note_model on the main
+ * thread; the handler only reads it. Its length is zeroed while it changes. */
+static char sigbus_msg[4096 + 128];
+static volatile sig_atomic_t sigbus_len;
+/* Several threads read the mapping and may fault at once: the first one
+ * restores the terminal and writes the line, the others wait for its _exit
+ * (so SIGBUS is installed without SA_RESETHAND, see install_handlers). */
+static atomic_flag sigbus_claimed = ATOMIC_FLAG_INIT;
+
+void pt_term_note_model(const char *path) {
+    char safe[4096];
+    pt_escape_text(path, strlen(path), safe, sizeof safe);
+    sigbus_len = 0;
+    int n = snprintf(sigbus_msg, sizeof sigbus_msg,
+                     "petrel: model file %s changed or was truncated while in use\n", safe);
+    sigbus_len = n < 0 ? 0 : (size_t)n < sizeof sigbus_msg ? n : (int)sizeof sigbus_msg - 1;
+}
+
 static void on_fatal(int sig) {
+    if (sig == SIGBUS && sigbus_len > 0 && atomic_flag_test_and_set(&sigbus_claimed))
+        for (;;) pause();
     /* endwin() is not async-signal-safe, but it is what every curses app
      * does here: a wrecked terminal is worse than the small risk */
     if (term_active) {
         term_active = 0;
         restore_raw();
         endwin();
+    }
+    if (sig == SIGBUS && sigbus_len > 0) {
+        /* the mapped model file shrank: a clean error, not a core dump */
+        ssize_t w = write(STDERR_FILENO, sigbus_msg, (size_t)sigbus_len);
+        (void)w;
+        _exit(1);
     }
     signal(sig, SIG_DFL);
     raise(sig);
@@ -132,6 +160,8 @@ static void install_handlers(void) {
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESETHAND | SA_NODEFER;
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+    sa.sa_flags = 0; /* stays installed: a second thread's SIGBUS must not kill (on_fatal) */
+    sigaction(SIGBUS, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     /* replaces the SIGWINCH handler newterm installed (see term.h) */
     if (winch_pipe[0] < 0 && pipe2(winch_pipe, O_NONBLOCK | O_CLOEXEC) != 0)

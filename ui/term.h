@@ -32,6 +32,11 @@ typedef enum pt_color_mode { PT_COLOR_MONO = 0, PT_COLOR_8, PT_COLOR_16, PT_COLO
  * "256", "16", "8", "mono". Returns false (with a message in err) when the
  * terminal cannot be used. */
 bool pt_term_start(const char *color, char *err, size_t err_cap);
+/* The model file about to be mapped: a SIGBUS (the file truncated or
+ * replaced while in use) then restores the terminal, prints "petrel: model
+ * file PATH changed or was truncated while in use" and exits with status 1.
+ * Main thread only. */
+void pt_term_note_model(const char *path);
 /* Leave curses and put the terminal back; safe to call more than once. */
 void pt_term_stop(void);
 /* ^Z: restore the terminal, stop, and take it over again on resume. */

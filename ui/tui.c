@@ -60,6 +60,7 @@ static void load_model(pt_app *a, const char *path) {
         a->stop_requested = true;
     }
     snprintf(a->model_path, sizeof a->model_path, "%s", path);
+    pt_term_note_model(path);
     a->loading = true;
     a->loaded = false;
     a->load_t0 = pt_ui_now();
