@@ -38,9 +38,10 @@ void pt_tokenizer_free(pt_tokenizer *t) {
     free(t);
 }
 
-/* An optional token id key: absent, or stored as -1 / 0xFFFFFFFF, gives
- * def; an id outside the vocabulary is ignored the same way (llama.cpp
- * warns and goes on), so one stray key does not make a model unloadable. */
+/* An optional token id key: absent gives def. A stored id outside
+ * [0, n_vocab) -- -1 / 0xFFFFFFFF meaning "none", or a stray value --
+ * gives -1 (no such token; llama.cpp warns and goes on), so one stray key
+ * does not make a model unloadable. */
 static pt_token get_id(const pt_gguf *g, const char *key, int n_vocab, pt_token def) {
     int64_t v;
     if (!pt_gguf_get_i64(g, key, &v)) return def;
