@@ -77,6 +77,9 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
 void pt_llm_state_free(pt_llm_state *s);
 void pt_llm_state_reset(pt_llm_state *s);
 int pt_llm_state_n_past(const pt_llm_state *s);
+/* Forget the tokens at positions n_past.. (no-op unless 0 <= n_past <
+ * the current n_past); their KV rows are overwritten by later decodes. */
+void pt_llm_state_rewind(pt_llm_state *s, int n_past);
 /* Bytes the KV cache holds in memory (as allocated, padding included). */
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s);
 

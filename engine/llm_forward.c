@@ -168,6 +168,9 @@ void pt_llm_state_free(pt_llm_state *s) {
 
 void pt_llm_state_reset(pt_llm_state *s) { s->n_past = 0; }
 int pt_llm_state_n_past(const pt_llm_state *s) { return s->n_past; }
+void pt_llm_state_rewind(pt_llm_state *s, int n_past) {
+    if (n_past >= 0 && n_past < s->n_past) s->n_past = n_past;
+}
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
 
 /* ---- running steps on the pool ----------------------------------------- */
