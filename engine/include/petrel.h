@@ -190,7 +190,6 @@ typedef struct pt_memory_stats {
     uint64_t model_mapped;    /* bytes of the GGUF mapping */
     uint64_t model_resident;  /* of those, resident in RAM now (mincore) */
     uint64_t kv_bytes_ram;    /* KV cache bytes held in memory */
-    uint64_t kv_bytes_disk;   /* KV cache bytes spilled to disk */
     int kv_tokens;            /* tokens in the cache (n_past) */
     int kv_capacity;          /* n_ctx */
 } pt_memory_stats;
