@@ -195,6 +195,10 @@ pt_status pt_session_turn(pt_session *s, const pt_chat_message *msgs, int n,
     } else {
         pt_sampler_reset(s->sampler);
     }
+    /* The penalty window sees the whole history: the cached prefix here,
+     * the prefilled tail in pt_generate, so a warm turn samples as a cold
+     * one would. */
+    for (int i = 0; i < common; i++) pt_sampler_accept(s->sampler, s->toks[i]);
 
     turn_cb_state t = {.cb = cb, .user = user};
     t.live.n_prompt = n_new;
