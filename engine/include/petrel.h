@@ -170,6 +170,15 @@ typedef struct pt_chat_message {
 pt_status pt_chat_apply(const pt_model *model, const pt_chat_message *msgs, int n_msgs,
                         bool add_assistant, bool allow_fallback, char **out, pt_error *err);
 
+/* Render messages as pt_chat_apply does and tokenize the result: special
+ * tokens (e.g. <|im_end|>) are parsed in the template's own text only,
+ * never in message content, so a message cannot forge a turn. The
+ * tokenizer's BOS is added when it adds one, and a BOS the template also
+ * spells is kept once. *out is malloc'd (free with free()), *n_out tokens. */
+pt_status pt_chat_tokenize(const pt_model *model, const pt_chat_message *msgs, int n_msgs,
+                           bool add_assistant, bool allow_fallback, pt_token **out, int *n_out,
+                           pt_error *err);
+
 /* ---- context (KV cache + scratch) -------------------------------------- */
 
 typedef struct pt_context pt_context;
