@@ -44,7 +44,10 @@ static void undo_prefill(pt_context *ctx, int n_past0, bool had_logits, const fl
  * On cancel or error the context is restored (see pt_generate). */
 static pt_status prefill(pt_context *ctx, const pt_token *prompt, int n_prompt,
                          const pt_generate_params *params, pt_generate_stats *st, pt_error *err) {
-    if (cancelled(params)) return pt_fail(err, PT_ERR_CANCELLED, "cancelled before the prompt was read");
+    if (cancelled(params)) {
+        st->stop = PT_STOP_CANCELLED;
+        return pt_fail(err, PT_ERR_CANCELLED, "cancelled before the prompt was read");
+    }
     const int n_past0 = pt_context_n_past(ctx);
     const bool had_logits = ctx->have_logits;
     float *saved = NULL; /* the logits before the call: only a multi-chunk prefill can be undone */
@@ -59,6 +62,7 @@ static pt_status prefill(pt_context *ctx, const pt_token *prompt, int n_prompt,
         if (i > 0 && cancelled(params)) {
             undo_prefill(ctx, n_past0, had_logits, saved);
             st->n_prompt = 0;
+            st->stop = PT_STOP_CANCELLED;
             status = pt_fail(err, PT_ERR_CANCELLED, "cancelled while reading the prompt");
             break;
         }

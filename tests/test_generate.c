@@ -104,6 +104,8 @@ static void test_cancel_prefill(void) {
     st = pt_generate(f.ctx, f.sampler, PROMPT + 5, 7, &gp, NULL, &stats, &err);
     CHECK(st == PT_ERR_CANCELLED && strstr(err.msg, "cancelled"), "cancel in prefill: status %d [%s]",
           st, err.msg);
+    CHECK(stats.stop == PT_STOP_CANCELLED && stats.n_prompt == 0, "stats: stop %d, n_prompt %d",
+          stats.stop, stats.n_prompt);
     CHECK(pt_context_n_past(f.ctx) == 5, "n_past %d after a cancelled prefill, want 5",
           pt_context_n_past(f.ctx));
     const float *after = pt_context_logits(f.ctx);

@@ -289,9 +289,10 @@ typedef struct pt_generate_stats {
  *
  * Cancellation (params->cancel): read before each n_batch chunk of the
  * prefill and before each sampled token. Set during the prefill, the call
- * returns PT_ERR_CANCELLED and leaves the context as it was before the
- * call (n_past and logits restored; the tokens prefilled so far are
- * forgotten; the sampler is untouched). Set during decode, it is a normal
+ * returns PT_ERR_CANCELLED (stats->stop == PT_STOP_CANCELLED, n_prompt 0)
+ * and leaves the context as it was before the call (n_past and logits
+ * restored; the tokens prefilled so far are forgotten; the sampler is
+ * untouched). Set during decode, it is a normal
  * stop: PT_OK with stats->stop == PT_STOP_CANCELLED.
  *
  * A failing decode returns its status with stats->stop == PT_STOP_ERROR
