@@ -87,18 +87,17 @@ static void print_stats(chat_state *c, FILE *f) {
     pt_proc_mem(&rss, &peak);
     pt_memory_stats m = {0};
     if (c->sess.ctx) pt_context_memory(c->sess.ctx, &m);
-    char r[24], p[24], res[24], map[24], kr[24], kd[24];
+    char r[24], p[24], res[24], map[24], kr[24];
     pt_fmt_bytes(rss, r, sizeof r);
     pt_fmt_bytes(peak, p, sizeof p);
     pt_fmt_bytes(m.model_resident, res, sizeof res);
     pt_fmt_bytes(m.model_mapped, map, sizeof map);
     pt_fmt_bytes(m.kv_bytes_ram, kr, sizeof kr);
-    pt_fmt_bytes(m.kv_bytes_disk, kd, sizeof kd);
     fprintf(f,
             "[prompt %d tok (%d cached), generated %d tok, prefill %.2f t/s, decode %.2f t/s, "
-            "ttft %.3f s, rss %s peak %s, model %s/%s resident, kv %s ram %s disk, ctx %d/%d]\n",
+            "ttft %.3f s, rss %s peak %s, model %s/%s resident, kv %s ram, ctx %d/%d]\n",
             g->n_prompt, c->last.n_cached, g->n_generated, g->prefill_tps, g->decode_tps,
-            c->last.ttft, r, p, res, map, kr, kd, m.kv_tokens, m.kv_capacity);
+            c->last.ttft, r, p, res, map, kr, m.kv_tokens, m.kv_capacity);
 }
 
 static int run_turn(chat_state *c) {

@@ -109,6 +109,10 @@ int cmd_run(int argc, char **argv) {
     fflush(stdout);
     signal(SIGINT, SIG_DFL);
     free(tokens);
+    if (st == PT_ERR_CANCELLED) { /* ^C while the prompt was read */
+        run_session_close(&s);
+        return 130;
+    }
     if (st != PT_OK) {
         run_session_close(&s);
         return app_fail(&err);

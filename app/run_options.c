@@ -156,13 +156,11 @@ int run_session_prompt(run_session *s, const char *prompt, const char *system, b
     if (!strcmp(info.chat_template_kind, "unknown"))
         fputs("petrel: warning: the model's chat template is not recognised; using ChatML "
               "(see docs/chat-templates.md)\n", stderr);
-    char *text = NULL;
+    /* Special tokens typed in the prompt stay text: no forged turns. */
     pt_error err = {0};
-    if (pt_chat_apply(s->model, msgs, n, true, true, &text, &err) != PT_OK) return app_fail(&err);
-    /* The template spells BOS itself where the model wants one. */
-    int rc = run_session_tokenize(s, text, false, tokens, n_tokens);
-    free(text);
-    return rc;
+    if (pt_chat_tokenize(s->model, msgs, n, true, true, tokens, n_tokens, &err) != PT_OK)
+        return app_fail(&err);
+    return 0;
 }
 
 void run_print_stats(FILE *f, const pt_generate_stats *st) {

@@ -62,15 +62,64 @@ static const char *find_last(slice a, const char *needle) {
     return NULL;
 }
 
+/* Byte spans of the output that came from message content (what
+ * pt_chat_tokenize must never parse special tokens in). */
+typedef struct span_list {
+    pt_text_span *v;
+    int n, cap;
+} span_list;
+
+/* Where message content lives in the caller's memory: an append whose
+ * source lies inside one of these ranges is content. */
+typedef struct content_src {
+    const char *const *lo; /* content start of each message */
+    const size_t *n;       /* its length */
+    int n_msgs;
+} content_src;
+
 /* Output under construction. After an allocation failure `oom` is set and
- * further appends do nothing, so callers check once at the end. */
+ * further appends do nothing, so callers check once at the end. When
+ * spans is set, appends copied from message content are recorded there. */
 typedef struct sbuf {
     char *p;
     size_t len, cap;
     bool oom;
+    const content_src *src;
+    span_list *spans;
 } sbuf;
 
+static bool from_content(const content_src *src, const char *s, size_t n) {
+    for (int i = 0; i < src->n_msgs; i++) {
+        uintptr_t lo = (uintptr_t)src->lo[i], p = (uintptr_t)s;
+        if (p >= lo && p + n <= lo + src->n[i]) return true;
+    }
+    return false;
+}
+
+/* Record [lo, hi) as content, merging with a span it touches. */
+static void spans_add(sbuf *b, size_t lo, size_t hi) {
+    span_list *l = b->spans;
+    if (lo >= hi) return;
+    if (l->n > 0 && l->v[l->n - 1].hi == lo) {
+        l->v[l->n - 1].hi = hi;
+        return;
+    }
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        pt_text_span *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            b->oom = true;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = (pt_text_span){lo, hi};
+}
+
 static void sb_put(sbuf *b, const char *s, size_t n) {
+    if (b->oom) return;
+    if (b->spans && n && from_content(b->src, s, n)) spans_add(b, b->len, b->len + n);
     if (b->oom) return;
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -460,6 +509,19 @@ static void render_llama3(const pt_chat_template *t, const render_in *in, sbuf *
     if (in->add_assistant) sb_str(b, "<|start_header_id|>assistant<|end_header_id|>\n\n");
 }
 
+/* Append body, a slice of the buffer base whose content spans are
+ * body_spans, carrying those spans over (shifted) into b's. */
+static void sb_sl_spans(sbuf *b, slice body, const char *base, const span_list *body_spans) {
+    size_t at = b->len, off = base ? (size_t)(body.p - base) : 0;
+    sb_sl(b, body);
+    if (!b->spans || b->oom) return;
+    for (int k = 0; k < body_spans->n; k++) {
+        size_t lo = body_spans->v[k].lo > off ? body_spans->v[k].lo : off;
+        size_t hi = body_spans->v[k].hi < off + body.n ? body_spans->v[k].hi : off + body.n;
+        if (lo < hi) spans_add(b, at + lo - off, at + hi - off);
+    }
+}
+
 /* Llama 2 chat: BOS[INST] USER [/INST] ANSWER EOS..., the system message
  * folded into the first user turn as <<SYS>>\n...\n<</SYS>>\n\n. Each turn is
  * strip()ped after that folding (so an all-blank first user message also
@@ -483,7 +545,8 @@ static pt_status render_llama2(const render_in *in, sbuf *b, pt_error *err) {
                            "llama2 chat template: conversation roles must alternate "
                            "user/assistant/user/assistant/... (message %d is '%.*s')",
                            first + k + 1, (int)m->role_name.n, m->role_name.p);
-        sbuf turn = {0};
+        span_list turn_spans = {0};
+        sbuf turn = {.src = b->src, .spans = b->spans ? &turn_spans : NULL};
         if (k == 0 && sys) {
             sb_str(&turn, "<<SYS>>\n");
             sb_sl(&turn, *sys);
@@ -492,21 +555,23 @@ static pt_status render_llama2(const render_in *in, sbuf *b, pt_error *err) {
         sb_sl(&turn, m->content);
         if (turn.oom) {
             free(turn.p);
+            free(turn_spans.v);
             return pt_fail(err, PT_ERR_NOMEM, "out of memory rendering the chat template");
         }
         slice body = py_strip((slice){turn.p ? turn.p : "", turn.len});
         if (m->r == ROLE_USER) {
             sb_sl(b, in->bos);
             sb_str(b, "[INST] ");
-            sb_sl(b, body);
+            sb_sl_spans(b, body, turn.p, &turn_spans);
             sb_str(b, " [/INST]");
         } else {
             sb_str(b, " ");
-            sb_sl(b, body);
+            sb_sl_spans(b, body, turn.p, &turn_spans);
             sb_str(b, " ");
             sb_sl(b, in->eos);
         }
         free(turn.p);
+        free(turn_spans.v);
     }
     return PT_OK;
 }
@@ -553,8 +618,32 @@ static pt_status classify(const pt_chat_message *msgs, int n, msg *m, pt_error *
 pt_status pt_chat_template_render(const pt_chat_template *t, const pt_chat_message *msgs,
                                   int n_msgs, bool add_assistant, const char *bos_text,
                                   const char *eos_text, char **out, pt_error *err) {
+    return pt_chat_template_render_spans(t, msgs, n_msgs, add_assistant, bos_text, eos_text, out,
+                                         NULL, NULL, err);
+}
+
+/* Point src at the messages' content (arrays malloc'd into lo/len). */
+static bool content_src_init(content_src *src, const msg *m, int n, const char ***lo, size_t **len) {
+    *lo = malloc((size_t)n * sizeof **lo);
+    *len = malloc((size_t)n * sizeof **len);
+    if (!*lo || !*len) return false;
+    for (int i = 0; i < n; i++) {
+        (*lo)[i] = m[i].content.p;
+        (*len)[i] = m[i].content.n;
+    }
+    *src = (content_src){*lo, *len, n};
+    return true;
+}
+
+pt_status pt_chat_template_render_spans(const pt_chat_template *t, const pt_chat_message *msgs,
+                                        int n_msgs, bool add_assistant, const char *bos_text,
+                                        const char *eos_text, char **out, pt_text_span **spans,
+                                        int *n_spans, pt_error *err) {
     if (!out) return pt_fail(err, PT_ERR_ARG, "chat template: no output pointer");
     *out = NULL;
+    if (spans) *spans = NULL;
+    if (n_spans) *n_spans = 0;
+    if (!spans != !n_spans) return pt_fail(err, PT_ERR_ARG, "chat template: spans without a count");
     if (!t) return pt_fail(err, PT_ERR_ARG, "chat template: no template");
     if (t->kind == PT_TMPL_UNKNOWN)
         return pt_fail(err, PT_ERR_TEMPLATE,
@@ -567,7 +656,17 @@ pt_status pt_chat_template_render(const pt_chat_template *t, const pt_chat_messa
     if (!m) return pt_fail(err, PT_ERR_NOMEM, "out of memory rendering the chat template");
     pt_status st = classify(msgs, n_msgs, m, err);
 
+    span_list content = {0};
+    content_src src = {0};
+    const char **src_lo = NULL;
+    size_t *src_len = NULL;
     sbuf b = {0};
+    if (st == PT_OK && spans) {
+        if (!content_src_init(&src, m, n_msgs, &src_lo, &src_len))
+            st = pt_fail(err, PT_ERR_NOMEM, "out of memory rendering the chat template");
+        b.src = &src;
+        b.spans = &content;
+    }
     sb_put(&b, "", 0); /* an empty rendering is still a string */
     render_in in = {m, n_msgs, add_assistant, sl(bos_text ? bos_text : ""),
                     sl(eos_text ? eos_text : "")};
@@ -587,10 +686,19 @@ pt_status pt_chat_template_render(const pt_chat_template *t, const pt_chat_messa
     }
     if (st == PT_OK && b.oom)
         st = pt_fail(err, PT_ERR_NOMEM, "out of memory rendering the chat template");
-    if (st == PT_OK)
+    if (st == PT_OK) {
         *out = b.p;
-    else
+        if (spans) {
+            *spans = content.v;
+            *n_spans = content.n;
+            content.v = NULL;
+        }
+    } else {
         free(b.p);
+    }
+    free(content.v);
+    free(src_lo);
+    free(src_len);
     if (m != stack) free(m);
     return st;
 }

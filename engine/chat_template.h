@@ -12,6 +12,7 @@
 #define PETREL_CHAT_TEMPLATE_H
 
 #include "petrel.h"
+#include "tokenizer.h"
 
 typedef enum pt_tmpl_kind {
     PT_TMPL_UNKNOWN = 0,
@@ -48,5 +49,14 @@ const char *pt_tmpl_kind_name(pt_tmpl_kind k); /* "chatml", "llama3", ... */
 pt_status pt_chat_template_render(const pt_chat_template *t, const pt_chat_message *msgs,
                                   int n_msgs, bool add_assistant, const char *bos_text,
                                   const char *eos_text, char **out, pt_error *err);
+
+/* pt_chat_template_render, also giving the byte spans of *out copied from
+ * message content (sorted, disjoint; *spans malloc'd, may be NULL when
+ * *n_spans is 0). Role names, BOS/EOS texts and the template's own text
+ * (default system prompt, Llama 3.1 preamble) are not content. */
+pt_status pt_chat_template_render_spans(const pt_chat_template *t, const pt_chat_message *msgs,
+                                        int n_msgs, bool add_assistant, const char *bos_text,
+                                        const char *eos_text, char **out, pt_text_span **spans,
+                                        int *n_spans, pt_error *err);
 
 #endif

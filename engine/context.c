@@ -126,7 +126,6 @@ void pt_context_memory(const pt_context *c, pt_memory_stats *out) {
     out->model_mapped = g->size;
     out->model_resident = g->owns_map ? resident_bytes(g->map, g->size) : g->size;
     out->kv_bytes_ram = pt_llm_state_kv_bytes(c->state);
-    out->kv_bytes_disk = 0; /* spilling arrives with the KV-memory work */
     out->kv_tokens = pt_llm_state_n_past(c->state);
     out->kv_capacity = c->n_ctx;
 }

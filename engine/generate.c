@@ -7,9 +7,12 @@
  *   EMIT     end-of-generation token -> stop (not emitted); else its bytes
  *            go through the UTF-8 stream to on_text
  *   DECODE   the token is fed back; loop to SAMPLE
- * Stops on EOG, n_predict, a full context, on_text returning false, or the
- * cancel flag. Whatever stop, the UTF-8 tail is flushed to on_text.
+ * Stops on EOG, n_predict, a full out_tokens, a full context, on_text
+ * returning false, the cancel flag, or a decode error. Whatever stop, the
+ * UTF-8 tail is flushed to on_text. A cancel during PREFILL is no stop: it
+ * undoes the prefill and returns PT_ERR_CANCELLED.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -24,6 +27,55 @@ static double now_seconds(void) {
 
 static bool cancelled(const pt_generate_params *p) {
     return p->cancel && atomic_load_explicit(p->cancel, memory_order_relaxed);
+}
+
+/* Put the context back as it was before a cancelled prefill: n_past, and
+ * the logits (saved_logits NULL: none were saved because the first chunk
+ * had not run yet, so nothing changed). */
+static void undo_prefill(pt_context *ctx, int n_past0, bool had_logits, const float *saved_logits) {
+    pt_llm_state_truncate(ctx->state, n_past0); /* n_past0 <= n_past: prefill only adds */
+    if (!saved_logits) return;
+    size_t n_vocab = (size_t)pt_llm_get_hparams(ctx->model->llm)->n_vocab;
+    memcpy(ctx->logits, saved_logits, n_vocab * sizeof *ctx->logits);
+    ctx->have_logits = had_logits;
+}
+
+/* PREFILL: the prompt in n_batch chunks, the cancel flag read before each.
+ * On cancel or error the context is restored (see pt_generate). */
+static pt_status prefill(pt_context *ctx, const pt_token *prompt, int n_prompt,
+                         const pt_generate_params *params, pt_generate_stats *st, pt_error *err) {
+    if (cancelled(params)) {
+        st->stop = PT_STOP_CANCELLED;
+        return pt_fail(err, PT_ERR_CANCELLED, "cancelled before the prompt was read");
+    }
+    const int n_past0 = pt_context_n_past(ctx);
+    const bool had_logits = ctx->have_logits;
+    float *saved = NULL; /* the logits before the call: only a multi-chunk prefill can be undone */
+    if (n_prompt > ctx->n_batch) {
+        size_t bytes = (size_t)pt_llm_get_hparams(ctx->model->llm)->n_vocab * sizeof *saved;
+        saved = malloc(bytes);
+        if (!saved) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the prefill");
+        memcpy(saved, ctx->logits, bytes);
+    }
+    pt_status status = PT_OK;
+    for (int i = 0; i < n_prompt; i += ctx->n_batch) {
+        if (i > 0 && cancelled(params)) {
+            undo_prefill(ctx, n_past0, had_logits, saved);
+            st->n_prompt = 0;
+            st->stop = PT_STOP_CANCELLED;
+            status = pt_fail(err, PT_ERR_CANCELLED, "cancelled while reading the prompt");
+            break;
+        }
+        int n = n_prompt - i < ctx->n_batch ? n_prompt - i : ctx->n_batch;
+        status = pt_decode(ctx, prompt + i, n, NULL, err);
+        if (status != PT_OK) {
+            st->stop = PT_STOP_ERROR;
+            break;
+        }
+        st->n_prompt += n;
+    }
+    free(saved);
+    return status;
 }
 
 /* Largest piece we decode in one go; longer pieces are cut (none exist in
@@ -43,18 +95,15 @@ pt_status pt_generate(pt_context *ctx, pt_sampler *sampler, const pt_token *prom
                        "prompt of %d tokens does not fit: %d of %d context tokens already used",
                        n_prompt, pt_context_n_past(ctx), ctx->n_ctx);
 
+    /* out_tokens' room: never written past */
+    const int out_cap = params->out_cap > 0 ? params->out_cap : params->n_predict;
+    if (out_tokens && out_cap <= 0)
+        return pt_fail(err, PT_ERR_ARG, "out_tokens given without a size: set out_cap or n_predict > 0");
+
     /* PREFILL */
     double t0 = now_seconds();
-    for (int i = 0; i < n_prompt; i += ctx->n_batch) {
-        if (cancelled(params)) {
-            st.stop = PT_STOP_CANCELLED;
-            goto done;
-        }
-        int n = n_prompt - i < ctx->n_batch ? n_prompt - i : ctx->n_batch;
-        status = pt_decode(ctx, prompt + i, n, NULL, err);
-        if (status != PT_OK) goto done;
-        st.n_prompt += n;
-    }
+    status = prefill(ctx, prompt, n_prompt, params, &st, err);
+    if (status != PT_OK) goto done;
     for (int i = 0; i < n_prompt; i++) pt_sampler_accept(sampler, prompt[i]);
     st.prefill_seconds = now_seconds() - t0;
 
@@ -79,6 +128,10 @@ pt_status pt_generate(pt_context *ctx, pt_sampler *sampler, const pt_token *prom
             st.stop = PT_STOP_EOG;
             break;
         }
+        if (out_tokens && st.n_generated >= out_cap) {
+            st.stop = PT_STOP_OUT_FULL;
+            break;
+        }
         if (out_tokens) out_tokens[st.n_generated] = tok;
         st.n_generated++;
         /* EMIT */
@@ -96,7 +149,10 @@ pt_status pt_generate(pt_context *ctx, pt_sampler *sampler, const pt_token *prom
             break;
         }
         status = pt_decode(ctx, &tok, 1, NULL, err);
-        if (status != PT_OK) break;
+        if (status != PT_OK) {
+            st.stop = PT_STOP_ERROR;
+            break;
+        }
         n_decoded++;
     }
     st.decode_seconds = now_seconds() - t1;

@@ -343,8 +343,10 @@ static pt_status parse_kvs(cursor *c, gguf_file *f) {
             return pt_fail(c->err, PT_ERR_FORMAT, "gguf: duplicate key '%s'",
                            show(f->kv_by_key[i]->key).s);
 
-    /* general.alignment: u32, a power of two; tensor offsets and the data
-     * section start are multiples of it. */
+    /* general.alignment: u32, a power of two and (GGUF spec) a multiple of
+     * 8; tensor offsets and the data section start are multiples of it.
+     * The kernels read block structs in place, so a smaller alignment
+     * could hand them a misaligned block: refuse it. */
     g->alignment = GGUF_DEFAULT_ALIGNMENT;
     const pt_gguf_kv *al = pt_gguf_find(g, "general.alignment");
     if (al) {
@@ -356,6 +358,9 @@ static pt_status parse_kvs(cursor *c, gguf_file *f) {
         if (a == 0 || (a & (a - 1)) != 0)
             return pt_fail(c->err, PT_ERR_FORMAT,
                            "gguf: general.alignment is %" PRIu64 " (must be a non-zero power of two)", a);
+        if (a % 8 != 0)
+            return pt_fail(c->err, PT_ERR_FORMAT,
+                           "gguf: general.alignment is %" PRIu64 " (must be a multiple of 8)", a);
         g->alignment = a;
     }
     return PT_OK;
@@ -501,10 +506,22 @@ pt_status pt_gguf_open_memory(const void *data, uint64_t size, pt_gguf **out, pt
     return parse(data, size, false, out, err);
 }
 
+/* What a non-regular file is, for the error message. */
+static const char *file_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a named pipe";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "a special file";
+}
+
 pt_status pt_gguf_open(const char *path, pt_gguf **out, pt_error *err) {
     if (!out || !path) return pt_fail(err, PT_ERR_ARG, "gguf: no path given");
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer;
+     * the type check below refuses it before anything is read. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         return pt_fail(err, PT_ERR_IO, "cannot open '%s': %s", path, strerror(e));
@@ -515,13 +532,10 @@ pt_status pt_gguf_open(const char *path, pt_gguf **out, pt_error *err) {
         close(fd);
         return pt_fail(err, PT_ERR_IO, "cannot stat '%s': %s", path, strerror(e));
     }
-    if (S_ISDIR(sb.st_mode)) {
-        close(fd);
-        return pt_fail(err, PT_ERR_IO, "cannot open '%s': it is a directory", path);
-    }
     if (!S_ISREG(sb.st_mode)) {
         close(fd);
-        return pt_fail(err, PT_ERR_IO, "cannot open '%s': not a regular file", path);
+        return pt_fail(err, PT_ERR_IO, "cannot open '%s': it is %s, not a regular file", path,
+                       file_kind(sb.st_mode));
     }
     if (sb.st_size == 0) {
         close(fd);

@@ -246,6 +246,10 @@ static pt_status find(const tensor_finder *f, const char *name, int n_dims, cons
     return PT_OK;
 }
 
+/* Alignment find_matrix requires of a weight's data (the GGUF spec's
+ * minimum general.alignment; covers every type's element or block). */
+enum { MATRIX_DATA_ALIGN = 8 };
+
 /* A [rows x cols] matrix (GGUF ne = [cols, rows]) of any supported type. */
 static pt_status find_matrix(const tensor_finder *f, const char *name, int64_t rows, int64_t cols,
                              bool optional, pt_weight *w) {
@@ -253,6 +257,12 @@ static pt_status find_matrix(const tensor_finder *f, const char *name, int64_t r
     const pt_gguf_tensor *t;
     pt_status st = find(f, name, 2, ne, optional, &t);
     if (st || !t) return st;
+    /* The kernels read F32/F16 values and quant block structs in place:
+     * a mapped file gives data aligned to general.alignment (a multiple
+     * of 8), but a buffer given to pt_gguf_open_memory may be anywhere. */
+    if ((uintptr_t)t->data % MATRIX_DATA_ALIGN != 0)
+        return pt_fail(f->err, PT_ERR_FORMAT, "tensor '%s' data is not %d-byte aligned", name,
+                       MATRIX_DATA_ALIGN);
     *w = (pt_weight){.type = t->type, .data = t->data, .rows = rows, .cols = cols};
     return PT_OK;
 }

@@ -38,9 +38,10 @@ void pt_tokenizer_free(pt_tokenizer *t) {
     free(t);
 }
 
-/* An optional token id key: absent, or stored as -1 / 0xFFFFFFFF, gives
- * def; an id outside the vocabulary is ignored the same way (llama.cpp
- * warns and goes on), so one stray key does not make a model unloadable. */
+/* An optional token id key: absent gives def. A stored id outside
+ * [0, n_vocab) -- -1 / 0xFFFFFFFF meaning "none", or a stray value --
+ * gives -1 (no such token; llama.cpp warns and goes on), so one stray key
+ * does not make a model unloadable. */
 static pt_token get_id(const pt_gguf *g, const char *key, int n_vocab, pt_token def) {
     int64_t v;
     if (!pt_gguf_get_i64(g, key, &v)) return def;
@@ -246,8 +247,42 @@ static bool encode_raw(const pt_tokenizer *t, const char *s, size_t n, bool afte
     return pt_spm_encode(t, s, n, t->add_space_prefix && after_special, v);
 }
 
+/* Whether [lo, hi) overlaps one of plain[0..n). */
+static bool overlaps_plain(const pt_text_span *plain, int n, size_t lo, size_t hi) {
+    for (int k = 0; k < n; k++)
+        if (plain[k].lo < hi && lo < plain[k].hi) return true;
+    return false;
+}
+
+/* The special token that may start at text[i]: parse_special, except
+ * inside the plain spans. */
+static pt_token special_at(const pt_tokenizer *t, const char *text, size_t len, size_t i,
+                           bool parse_special, const pt_text_span *plain, int n_plain) {
+    pt_token sp = match_special(t, text + i, len - i, parse_special);
+    if (sp >= 0 && parse_special && n_plain > 0 && t->vocab[sp].type != PT_TOKEN_USER_DEFINED &&
+        overlaps_plain(plain, n_plain, i, i + t->vocab[sp].len))
+        sp = match_special(t, text + i, len - i, false);
+    return sp;
+}
+
+static int encode(const pt_tokenizer *t, const char *text, size_t len, bool add_special,
+                  bool parse_special, const pt_text_span *plain, int n_plain, pt_token *out,
+                  int cap);
+
 int pt_tokenizer_encode(const pt_tokenizer *t, const char *text, size_t len, bool add_special,
                         bool parse_special, pt_token *out, int cap) {
+    return encode(t, text, len, add_special, parse_special, NULL, 0, out, cap);
+}
+
+int pt_tokenizer_encode_spans(const pt_tokenizer *t, const char *text, size_t len, bool add_special,
+                              const pt_text_span *plain, int n_plain, pt_token *out, int cap) {
+    if (n_plain < 0 || (n_plain > 0 && !plain)) return -1;
+    return encode(t, text, len, add_special, true, plain, n_plain, out, cap);
+}
+
+static int encode(const pt_tokenizer *t, const char *text, size_t len, bool add_special,
+                  bool parse_special, const pt_text_span *plain, int n_plain, pt_token *out,
+                  int cap) {
     if (!t || (!text && len > 0) || cap < 0 || (!out && cap > 0)) return -1;
     pt_tokvec v = {0};
     bool ok = true;
@@ -258,7 +293,7 @@ int pt_tokenizer_encode(const pt_tokenizer *t, const char *text, size_t len, boo
     bool after_special = true;
     size_t frag = 0, i = 0;
     while (ok && i < len) {
-        pt_token sp = t->n_special ? match_special(t, text + i, len - i, parse_special) : -1;
+        pt_token sp = t->n_special ? special_at(t, text, len, i, parse_special, plain, n_plain) : -1;
         if (sp < 0) {
             i++;
             continue;

@@ -26,6 +26,17 @@ int pt_tokenizer_n_vocab(const pt_tokenizer *t);
 int pt_tokenizer_encode(const pt_tokenizer *t, const char *text, size_t len,
                         bool add_special, bool parse_special, pt_token *out, int cap);
 
+/* A byte range [lo, hi) of a text. */
+typedef struct pt_text_span {
+    size_t lo, hi;
+} pt_text_span;
+
+/* pt_tokenizer_encode with parse_special on, except that no special token
+ * overlapping one of plain[0..n_plain) is parsed there (that text is
+ * encoded as with parse_special off). */
+int pt_tokenizer_encode_spans(const pt_tokenizer *t, const char *text, size_t len, bool add_special,
+                              const pt_text_span *plain, int n_plain, pt_token *out, int cap);
+
 /* Same contract as pt_token_to_bytes in petrel.h. */
 size_t pt_tokenizer_decode(const pt_tokenizer *t, pt_token tok, bool render_special,
                            char *buf, size_t cap);

@@ -1,7 +1,8 @@
 /*
  * check.h — the few helpers every C test uses. A failed CHECK prints the
  * file, line and message and counts; check_done() prints a summary line
- * and gives the exit status (non-zero when anything failed).
+ * and gives the exit status (non-zero when anything failed or when no
+ * CHECK ran at all).
  */
 #ifndef PETREL_CHECK_H
 #define PETREL_CHECK_H
@@ -27,6 +28,11 @@ static int check_passed_, check_failed_;
 
 static inline int check_done(const char *suite) {
     printf("%s: %d passed, %d failed\n", suite, check_passed_, check_failed_);
+    if (check_passed_ + check_failed_ == 0) {
+        /* A test that checked nothing proves nothing: fail it. */
+        fprintf(stderr, "%s: ran no checks\n", suite);
+        return 1;
+    }
     return check_failed_ ? 1 : 0;
 }
 
@@ -53,7 +59,7 @@ static inline const char *test_smollm2_path(void) {
         snprintf(buf, sizeof buf, "%s/.local/share/petrel/models/SmolLM2-135M-Instruct.Q4_1.gguf",
                  home ? home : ".");
     if (access(buf, R_OK) != 0) {
-        fprintf(stderr, "SmolLM2 model not found at %s: run tools/fetch-model.sh first\n", buf);
+        fprintf(stderr, "SmolLM2 model not found at %s: run python3 tools/fetch_model.py first\n", buf);
         exit(1);
     }
     return buf;

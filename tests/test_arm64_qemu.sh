@@ -96,7 +96,7 @@ run intrin max "" threadpool
 # generic-vector build (NEON), checked against the scalar references; a CPU
 # with the int8 extensions (three variants run it) and one without (ref only)
 run intrin max "" attention
-run intrin cortex-a53 "" attention
+run intrin cortex-a53 none attention
 run intrin max "" ops
-run intrin cortex-a53 "" ops
+run intrin cortex-a53 none ops
 exit $status

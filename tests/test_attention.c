@@ -23,6 +23,7 @@
 
 #include "attention.h"
 #include "check.h"
+#include "cpu_variants.h"
 #include "cpu_features.h"
 #include "ops.h"
 
@@ -201,9 +202,9 @@ int main(void) {
     int n_cpus = 0;
     for (int v = 0; v < PT_CPU_VARIANT_COUNT; v++)
         if (pt_cpu_with_variant(&base, (pt_cpu_variant)v, &cpus[n_cpus])) n_cpus++;
-    printf("variants:");
-    for (int i = 0; i < n_cpus; i++) printf(" %s", pt_cpu_variant_name(cpus[i].variant));
-    printf("\n");
+    bool ran[PT_CPU_VARIANT_COUNT] = {false};
+    for (int i = 0; i < n_cpus; i++) ran[cpus[i].variant] = true;
+    check_variants_ran("attention", ran);
 
     static const int dims[] = {2, 6, 16, 18, 32, 64, 80, 128};
     int n_cases = 0;

@@ -64,6 +64,7 @@ typedef struct layout {
     size_t val_bool;        /* the byte of "t.bool" */
     size_t arr_i32_type;    /* elem_type of "t.arr.i32" */
     size_t arr_i32_count;   /* count of "t.arr.i32" */
+    size_t arr_bool_elem;   /* element 1 of "t.arr.bool" */
     size_t align_type;      /* value type of "general.alignment" */
     size_t align_val;       /* value of "general.alignment" */
     size_t t_name[4];       /* first name byte of tensor i */
@@ -132,7 +133,7 @@ static wbuf build_sample(uint32_t version, layout *L) {
 
     w_key(&b, "t.arr.empty", PT_GGUF_ARRAY); w_u32(&b, PT_GGUF_UINT8); w_u64(&b, 0);
     w_key(&b, "t.arr.bool", PT_GGUF_ARRAY); w_u32(&b, PT_GGUF_BOOL); w_u64(&b, 2);
-    w_u8(&b, 1); w_u8(&b, 0);
+    w_u8(&b, 1); l.arr_bool_elem = b.len; w_u8(&b, 0);
     w_key(&b, "t.arr.f32", PT_GGUF_ARRAY); w_u32(&b, PT_GGUF_FLOAT32); w_u64(&b, 2);
     w_f32(&b, 0.5f); w_f32(&b, -1.25f);
     w_key(&b, "t.arr.u64", PT_GGUF_ARRAY); w_u32(&b, PT_GGUF_UINT64); w_u64(&b, 2);
@@ -530,6 +531,9 @@ static const bad_case BAD[] = {
     {"array elem type 77", AT(arr_i32_type), 0, P_LE, 77, 4, NULL, PT_ERR_FORMAT, "unknown value type 77", "'t.arr.i32'"},
     {"duplicate key", AT(key_name_u8), 2, P_BYTES, 0, 0, "i", PT_ERR_FORMAT, "duplicate key", "'t.i8'"},
     {"alignment 0", AT(align_val), 0, P_LE, 0, 4, NULL, PT_ERR_FORMAT, "alignment", "power of two"},
+    {"alignment 1", AT(align_val), 0, P_LE, 1, 4, NULL, PT_ERR_FORMAT, "alignment", "multiple of 8"},
+    {"alignment 4", AT(align_val), 0, P_LE, 4, 4, NULL, PT_ERR_FORMAT, "alignment", "multiple of 8"},
+    {"bool array element 2", AT(arr_bool_elem), 0, P_LE, 2, 1, NULL, PT_ERR_FORMAT, "bool", "'t.arr.bool'"},
     {"alignment 3", AT(align_val), 0, P_LE, 3, 4, NULL, PT_ERR_FORMAT, "alignment", "power of two"},
     {"alignment int32", AT(align_type), 0, P_LE, PT_GGUF_INT32, 4, NULL, PT_ERR_FORMAT, "alignment", "uint32"},
     {"alignment 128", AT(align_val), 0, P_LE, 128, 4, NULL, PT_ERR_FORMAT, "'b'", "alignment"},

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cpu_variants.h"
 #include "cpu_features.h"
 #include "ops.h"
 #include "ops_simd.h"
@@ -241,9 +242,11 @@ static void test_silu_simd(void) {
     pt_cpu_detect_with(&base, NULL);
     const int sizes[] = {1, 5, 16, 33, 100, 1536};
     int n_variants = 0;
+    bool ran[PT_CPU_VARIANT_COUNT] = {false};
     for (int v = 0; v < PT_CPU_VARIANT_COUNT; v++) {
         if (!pt_cpu_with_variant(&base, (pt_cpu_variant)v, &cpu)) continue;
         n_variants++;
+        ran[v] = true;
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             const int n = sizes[si];
             float *g = rand_vec(n, 12.0f), *u = rand_vec(n, 3.0f);
@@ -261,6 +264,7 @@ static void test_silu_simd(void) {
         }
     }
     CHECK(n_variants >= 1, "no variant");
+    check_variants_ran("ops silu_mul_simd", ran);
 }
 
 int main(void) {

@@ -58,18 +58,16 @@ static void test_bars(void) {
     CHECK(count_style(&line, PT_CS_BAR1) == 8, "quarter bar: %d cells", count_style(&line, PT_CS_BAR1));
     CHECK(strncmp(line.text, "Context [||||||||", 17) == 0, "bar text: %s", line.text);
     CHECK(strstr(line.text, "1024/4096 tok]") != NULL, "text right-aligned in the bar: %s", line.text);
-    /* two segments: KV in RAM and on disk */
+    /* one segment: KV in RAM (no disk spill yet) */
     st.mem.kv_bytes_ram = 3 << 20;
-    st.mem.kv_bytes_disk = 1 << 20;
     memset(&v, 0, sizeof v);
     pt_meters[PT_METER_KV].update(&st, &v);
     pt_meter_render(&pt_meters[PT_METER_KV], &v, &st, PT_MM_BAR, 8, 120, 0, &line);
-    /* inner 110: ram 3/4 = 82.5 -> 83 cells, disk to 110 = 27 cells, of
-     * which the 20-cell text covers the last 20 */
+    /* inner 110: ram fills it, the 9-cell text covers the last 9 */
     int b1 = count_style(&line, PT_CS_BAR1), b2 = count_style(&line, PT_CS_BAR2);
-    CHECK(b1 == 83, "ram segment %d", b1);
-    CHECK(b2 == 7, "disk segment %d", b2);
-    CHECK(strstr(line.text, "3.00M ram 1.00M disk") != NULL, "kv text: %s", line.text);
+    CHECK(b1 == 101, "ram segment %d", b1);
+    CHECK(b2 == 0, "no second segment: %d", b2);
+    CHECK(strstr(line.text, "3.00M ram]") != NULL && !strstr(line.text, "disk"), "kv text: %s", line.text);
     /* a tiny value still shows one cell; too narrow drops to the brief text */
     st.mem.kv_tokens = 1;
     memset(&v, 0, sizeof v);

@@ -174,22 +174,21 @@ static void up_model(const pt_ui_stats *st, pt_meter_value *v) {
 }
 
 static void up_kv(const pt_ui_stats *st, pt_meter_value *v) {
-    char a[12], b[12];
+    char a[12];
     if (!st->have_mem) {
         v->dim = true;
         snprintf(v->text, sizeof v->text, "-");
         snprintf(v->brief, sizeof v->brief, "-");
         return;
     }
-    v->n_seg = 2;
+    /* One segment: the KV cache lives in RAM only (spilling to disk comes
+     * with the KV-memory work, which adds a second segment back). */
+    v->n_seg = 1;
     v->v[0] = (double)st->mem.kv_bytes_ram;
-    v->v[1] = (double)st->mem.kv_bytes_disk;
-    v->total = v->v[0] + v->v[1];
+    v->total = v->v[0];
     pt_fmt_bytes(st->mem.kv_bytes_ram, a, sizeof a);
-    pt_fmt_bytes(st->mem.kv_bytes_disk, b, sizeof b);
-    snprintf(v->text, sizeof v->text, "%s ram %s disk", a, b);
-    if (st->mem.kv_bytes_disk) snprintf(v->brief, sizeof v->brief, "%s+%s", a, b);
-    else snprintf(v->brief, sizeof v->brief, "%s", a);
+    snprintf(v->text, sizeof v->text, "%s ram", a);
+    snprintf(v->brief, sizeof v->brief, "%s", a);
 }
 
 static void up_ctx(const pt_ui_stats *st, pt_meter_value *v) {

@@ -73,34 +73,12 @@ static pt_token *render(pt_session *s, const pt_chat_message *msgs, int n, bool 
     int k = 0;
     if (has_system) sel[k++] = msgs[0];
     for (int i = first; i < n; i++) sel[k++] = msgs[i];
-    char *prompt = NULL;
-    *st = pt_chat_apply(s->model, sel, k, true, true, &prompt, err);
+    /* Special tokens typed in a message stay text: no forged turns. The
+     * engine also keeps a single BOS when the template spells one. */
+    pt_token *toks = NULL;
+    *st = pt_chat_tokenize(s->model, sel, k, true, true, &toks, n_out, err);
     free(sel);
-    if (*st != PT_OK) return NULL;
-    size_t plen = strlen(prompt);
-    int cap = (int)(plen / 2) + 16;
-    pt_token *toks = malloc(sizeof *toks * (size_t)cap);
-    int nt = toks ? pt_tokenize(s->model, prompt, plen, true, true, toks, cap) : -1;
-    if (toks && nt > cap) {
-        pt_token *t2 = realloc(toks, sizeof *toks * (size_t)nt);
-        if (t2) { toks = t2; nt = pt_tokenize(s->model, prompt, plen, true, true, toks, nt); }
-        else nt = -1;
-    }
-    free(prompt);
-    if (nt < 0) {
-        free(toks);
-        *st = err_set(err, toks ? PT_ERR_ARG : PT_ERR_NOMEM, "the prompt could not be tokenized");
-        return NULL;
-    }
-    /* A template that writes the BOS text itself, with a tokenizer that
-     * also adds BOS, gives two BOS tokens: keep one. */
-    pt_token bos = pt_token_bos(s->model);
-    if (nt >= 2 && bos >= 0 && toks[0] == bos && toks[1] == bos) {
-        memmove(toks, toks + 1, sizeof *toks * (size_t)(nt - 1));
-        nt--;
-    }
-    *n_out = nt;
-    return toks;
+    return *st == PT_OK ? toks : NULL;
 }
 
 typedef struct turn_cb_state {
@@ -197,6 +175,10 @@ pt_status pt_session_turn(pt_session *s, const pt_chat_message *msgs, int n,
     } else {
         pt_sampler_reset(s->sampler);
     }
+    /* The penalty window sees the whole history: the cached prefix here,
+     * the prefilled tail in pt_generate, so a warm turn samples as a cold
+     * one would. */
+    for (int i = 0; i < common; i++) pt_sampler_accept(s->sampler, s->toks[i]);
 
     turn_cb_state t = {.cb = cb, .user = user};
     t.live.n_prompt = n_new;

@@ -154,7 +154,7 @@ static void toggle_demo(pt_app *a) {
 /* ---- slash commands ---- */
 
 static void show_stats(pt_app *a) {
-    char p[24], d[24], t[24], rss[24], pk[24], res[24], map[24], kr[24], kd[24];
+    char p[24], d[24], t[24], rss[24], pk[24], res[24], map[24], kr[24];
     pt_ui_stats *s = &a->st;
     pt_fmt_rate(s->have_last ? s->last_prefill_tps : -1, p, sizeof p);
     pt_fmt_rate(s->have_last ? s->last_decode_tps : -1, d, sizeof d);
@@ -164,12 +164,11 @@ static void show_stats(pt_app *a) {
     pt_fmt_bytes(s->mem.model_resident, res, sizeof res);
     pt_fmt_bytes(s->mem.model_mapped, map, sizeof map);
     pt_fmt_bytes(s->mem.kv_bytes_ram, kr, sizeof kr);
-    pt_fmt_bytes(s->mem.kv_bytes_disk, kd, sizeof kd);
     note(a, false,
          "last reply: %d prompt tokens (%d cached), %d generated\n"
          "prefill %s t/s, decode %s t/s, time to first token %s\n"
-         "RSS %s (peak %s), model %s of %s resident, KV %s in RAM, %s on disk, context %d/%d",
-         s->last_n_prompt, s->last_n_cached, s->last_n_gen, p, d, t, rss, pk, res, map, kr, kd,
+         "RSS %s (peak %s), model %s of %s resident, KV %s in RAM, context %d/%d",
+         s->last_n_prompt, s->last_n_cached, s->last_n_gen, p, d, t, rss, pk, res, map, kr,
          s->mem.kv_tokens, s->mem.kv_capacity);
 }
 

@@ -230,6 +230,15 @@ typedef struct pt_chat_message {
 pt_status pt_chat_apply(const pt_model *model, const pt_chat_message *msgs, int n_msgs,
                         bool add_assistant, bool allow_fallback, char **out, pt_error *err);
 
+/* Render messages as pt_chat_apply does and tokenize the result: special
+ * tokens (e.g. <|im_end|>) are parsed in the template's own text only,
+ * never in message content, so a message cannot forge a turn. The
+ * tokenizer's BOS is added when it adds one, and a BOS the template also
+ * spells is kept once. *out is malloc'd (free with free()), *n_out tokens. */
+pt_status pt_chat_tokenize(const pt_model *model, const pt_chat_message *msgs, int n_msgs,
+                           bool add_assistant, bool allow_fallback, pt_token **out, int *n_out,
+                           pt_error *err);
+
 /* ---- context (KV cache + scratch) -------------------------------------- */
 
 typedef struct pt_context pt_context;
@@ -267,7 +276,6 @@ typedef struct pt_memory_stats {
     uint64_t model_mapped;    /* bytes of the GGUF mapping */
     uint64_t model_resident;  /* of those, resident in RAM now (mincore) */
     uint64_t kv_bytes_ram;    /* KV cache bytes held in memory */
-    uint64_t kv_bytes_disk;   /* KV cache bytes spilled to disk */
     int kv_tokens;            /* tokens in the cache (n_past) */
     int kv_capacity;          /* n_ctx */
 } pt_memory_stats;
@@ -332,8 +340,10 @@ typedef struct pt_generate_params {
     int n_predict;            /* max new tokens; <= 0: until end of generation or context */
     pt_text_cb on_text;       /* may be NULL */
     void *user;
-    atomic_bool *cancel;      /* may be NULL; checked between tokens */
+    atomic_bool *cancel;      /* may be NULL; see pt_generate for when it is read */
     bool render_special;      /* show special tokens in the text */
+    int out_cap;              /* room in out_tokens; <= 0: n_predict (then
+                                 n_predict must be > 0 when out_tokens is set) */
 } pt_generate_params;
 
 typedef enum pt_stop_reason {
@@ -341,7 +351,9 @@ typedef enum pt_stop_reason {
     PT_STOP_LENGTH,       /* n_predict reached */
     PT_STOP_CONTEXT,      /* context window full */
     PT_STOP_CALLBACK,     /* on_text returned false */
-    PT_STOP_CANCELLED,    /* cancel flag set */
+    PT_STOP_CANCELLED,    /* cancel flag set during decode */
+    PT_STOP_OUT_FULL,     /* out_tokens holds out_cap tokens */
+    PT_STOP_ERROR,        /* a decode failed: pt_generate returned its status */
 } pt_stop_reason;
 
 typedef struct pt_generate_stats {
@@ -352,8 +364,24 @@ typedef struct pt_generate_stats {
 } pt_generate_stats;
 
 /* Prefill the prompt (appended after what the context already holds), then
- * sample and stream up to n_predict tokens. Generated token ids are written
- * to out_tokens when non-NULL (room for n_predict). */
+ * sample and stream up to n_predict tokens. Every prompt token is added to
+ * the sampler's penalty window.
+ *
+ * out_tokens (may be NULL) receives the generated token ids, at most
+ * params->out_cap of them (out_cap <= 0: n_predict; with n_predict <= 0
+ * too that is PT_ERR_ARG). Generation stops with PT_STOP_OUT_FULL when it
+ * is full; nothing is ever written past it.
+ *
+ * Cancellation (params->cancel): read before each n_batch chunk of the
+ * prefill and before each sampled token. Set during the prefill, the call
+ * returns PT_ERR_CANCELLED (stats->stop == PT_STOP_CANCELLED, n_prompt 0)
+ * and leaves the context as it was before the call (n_past and logits
+ * restored; the tokens prefilled so far are forgotten; the sampler is
+ * untouched). Set during decode, it is a normal
+ * stop: PT_OK with stats->stop == PT_STOP_CANCELLED.
+ *
+ * A failing decode returns its status with stats->stop == PT_STOP_ERROR
+ * (stats hold what ran until then). */
 pt_status pt_generate(pt_context *ctx, pt_sampler *sampler,
                       const pt_token *prompt, int n_prompt,
                       const pt_generate_params *params, pt_token *out_tokens,

@@ -4,8 +4,8 @@
  *
  * Type ids are GGML's (they are stored in GGUF files). A row of n elements
  * of a block type is n / block_elems consecutive blocks; n must be a
- * multiple of block_elems. Fast ISA variants (next issue) are tested
- * against the functions here.
+ * multiple of block_elems. The fast ISA variants (quant_*.c per ISA,
+ * picked at run time) are tested against the functions here.
  */
 #ifndef PETREL_QUANT_H
 #define PETREL_QUANT_H

@@ -6,9 +6,11 @@
  * (little-endian, no padding: the _Static_asserts pin each size). Scales
  * named `d`, `m`, `dmin` are IEEE half floats stored as raw uint16_t bits;
  * decode them with pt_fp16_to_f32(). Blocks hold uint16_t fields, so a
- * block pointer must be 2-byte aligned; GGUF tensor data is aligned to
- * general.alignment (>= 8) and every block size below is even, so every
- * row of a GGUF tensor is.
+ * block pointer must be 2-byte aligned. The engine guarantees it: the
+ * GGUF reader refuses a general.alignment that is not a multiple of 8,
+ * and the model loader refuses a quantized tensor whose data pointer is
+ * not 8-byte aligned (a buffer given to pt_gguf_open_memory may be
+ * anywhere); every block size below is even, so every row is aligned.
  *
  * Notation in the layout comments: a block holds `block_elems` values
  * y[0..N); q[i] is the unsigned integer code of y[i].
