@@ -44,6 +44,7 @@ typedef struct pt_app {
     /* model */
     bool loaded, loading;
     char model_path[4096];      /* the model open (or being opened) */
+    int load_id;                /* id of the latest load sent: only its events count */
     pt_model_card card;
     double load_t0;
     uint64_t load_done, load_total; /* weight bytes ready, of total (0: not known yet) */

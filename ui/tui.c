@@ -56,16 +56,17 @@ static const char *base_name(const char *path) {
 
 static void load_model(pt_app *a, const char *path) {
     if (a->generating) {
-        pt_worker_cancel(&a->worker);
+        pt_worker_cancel(&a->worker, a->turn_id);
         a->stop_requested = true;
     }
     snprintf(a->model_path, sizeof a->model_path, "%s", path);
-    a->loading = true;
     a->loaded = false;
     a->load_t0 = pt_ui_now();
     a->load_done = a->load_total = 0;
     a->st.have_mem = false;
-    pt_worker_load(&a->worker, path);
+    a->load_id++;
+    a->loading = pt_worker_load(&a->worker, a->load_id, path);
+    if (!a->loading) pt_app_status(a, true, "out of memory: the model was not opened");
     a->dirty = true;
 }
 
@@ -75,8 +76,9 @@ static void start_turn(pt_app *a) {
     if (!msgs) return;
     n = pt_convo_engine_msgs(&a->convo, msgs, n);
     a->turn_id++;
-    pt_worker_turn(&a->worker, a->turn_id, msgs, n, &a->set);
+    bool sent = pt_worker_turn(&a->worker, a->turn_id, msgs, n, &a->set);
     free(msgs);
+    if (!sent) { pt_app_status(a, true, "out of memory: the message was not sent"); return; }
     a->reply_msg = pt_convo_add(&a->convo, PT_ROLE_ASSISTANT, "", 0);
     a->generating = true;
     a->stop_requested = false;
@@ -104,7 +106,7 @@ static void send_message(pt_app *a, const char *text) {
 
 static void stop_generation(pt_app *a) {
     if (!a->generating) return;
-    pt_worker_cancel(&a->worker);
+    pt_worker_cancel(&a->worker, a->turn_id);
     a->stop_requested = true;
     a->dirty = true;
 }
@@ -353,23 +355,23 @@ static void on_event(pt_app *a, pt_ui_event *ev) {
     switch (ev->kind) {
     case PT_EV_LOADED:
         /* a later load may already be on its way: only the latest counts */
-        if (!ev->path || strcmp(ev->path, a->model_path) != 0) break;
+        if (ev->load_id != a->load_id) break;
         a->loading = false;
         if (ev->status == PT_OK) {
             a->loaded = true;
             a->card = ev->card;
-            pt_model_entry *e = pt_models_find(&a->models, ev->path);
+            pt_model_entry *e = pt_models_find(&a->models, a->model_path);
             if (e) { e->card = ev->card; e->probed = true; e->bad = false; }
-            pt_app_status(a, false, "loaded %s in %.2fs", base_name(ev->path), ev->t - a->load_t0);
+            pt_app_status(a, false, "loaded %s in %.2fs", base_name(a->model_path), ev->t - a->load_t0);
         } else {
             a->loaded = false;
             a->st.have_mem = false;
-            note(a, true, "cannot open %s: %s", ev->path, ev->msg);
+            note(a, true, "cannot open %s: %s", a->model_path, ev->msg);
             pt_app_status(a, true, "model not loaded: F2 picks another");
         }
         break;
     case PT_EV_LOAD_PROGRESS:
-        if (a->loading && ev->path && strcmp(ev->path, a->model_path) == 0) {
+        if (a->loading && ev->load_id == a->load_id) {
             a->load_done = ev->load_done;
             a->load_total = ev->load_total;
             a->dirty = true;
