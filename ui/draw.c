@@ -135,7 +135,9 @@ static void draw_title(pt_app *a, int y, int W) {
     char info[512], right[128];
     if (a->loaded || a->loading) {
         const char *slash = strrchr(a->model_path, '/');
-        const char *file = slash ? slash + 1 : a->model_path;
+        char file[1024];
+        pt_shown(slash ? slash + 1 : a->model_path, file, sizeof file);
+        /* card strings are escaped already (worker.h) */
         const char *name = a->loaded && a->card.name[0] ? a->card.name : file;
         if (a->loaded) {
             char params[24] = "";
@@ -527,8 +529,10 @@ static void draw_picker(pt_app *a, int W, int H) {
     int bx = (W - bw) / 2, by = (H - bh) / 2;
     draw_box(by, bx, bh, bw, "Models (Enter opens, Esc closes, r rescans)");
     int rows = bh - 3;
+    char dir[1024];
+    pt_shown(a->data_dir, dir, sizeof dir);
     if (a->models.n == 0) {
-        putf(by + 1, bx + 2, pt_attr(S_DIM), bw - 4, "no .gguf files in %s/models", a->data_dir);
+        putf(by + 1, bx + 2, pt_attr(S_DIM), bw - 4, "no .gguf files in %s/models", dir);
         return;
     }
     if (a->pick_sel < a->pick_top) a->pick_top = a->pick_sel;
@@ -556,14 +560,15 @@ static void draw_picker(pt_app *a, int W, int H) {
         if (namew < 10) { namew = w - 5; metaw = 0; }
         int cx = x + put_str(y, x, cur ? "*" : " ", at, 1);
         cx += putf(y, cx, at, 3, "%2d ", i + 1);
-        put_str(y, cx, e->name, at | (cur ? A_BOLD : 0), namew);
+        char name[1024];
+        put_str(y, cx, pt_shown(e->name, name, sizeof name), at | (cur ? A_BOLD : 0), namew);
         if (metaw) {
             put_str(y, x + w - metaw - 9, meta, sel ? at : pt_attr(S_DIM), metaw);
             putf(y, x + w - 8, at, 7, "%7s", size);
         }
     }
     putf(by + bh - 2, bx + 2, pt_attr(S_DIM), bw - 4, "%d model%s in %s/models  (* = open)",
-         a->models.n, a->models.n == 1 ? "" : "s", a->data_dir);
+         a->models.n, a->models.n == 1 ? "" : "s", dir);
 }
 
 void pt_draw(pt_app *a) {

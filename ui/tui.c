@@ -133,12 +133,12 @@ static void open_picker(pt_app *a) {
 }
 
 static void save_chat(pt_app *a, const char *name) {
-    char path[4096], err[400];
+    char path[4096], err[400], shown[1024];
     if (pt_convo_save(&a->convo, &a->set, base_name(a->model_path), a->data_dir, name,
                       path, sizeof path, err, sizeof err))
-        pt_app_status(a, false, "saved %s", path);
+        pt_app_status(a, false, "saved %s", pt_shown(path, shown, sizeof shown));
     else
-        pt_app_status(a, true, "%s", err);
+        pt_app_status(a, true, "%s", pt_shown(err, shown, sizeof shown));
 }
 
 static void toggle_demo(pt_app *a) {
@@ -176,13 +176,14 @@ static void show_stats(pt_app *a) {
 
 static void list_models(pt_app *a) {
     pt_models_scan(&a->models, a->data_dir, a->loaded ? a->model_path : NULL);
-    char buf[8192];
+    char buf[8192], shown[1024];
     size_t at = 0;
-    at += (size_t)snprintf(buf, sizeof buf, "models in %s/models:", a->data_dir);
-    for (int i = 0; i < a->models.n && at < sizeof buf - 300; i++) {
+    at += (size_t)snprintf(buf, sizeof buf, "models in %s/models:", pt_shown(a->data_dir, shown, sizeof shown));
+    for (int i = 0; i < a->models.n && at < sizeof buf - 1100; i++) {
         char sz[24];
         pt_fmt_bytes(a->models.items[i].bytes, sz, sizeof sz);
-        at += (size_t)snprintf(buf + at, sizeof buf - at, "\n%2d %s  %s%s", i + 1, a->models.items[i].name, sz,
+        pt_shown(a->models.items[i].name, shown, sizeof shown);
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "\n%2d %s  %s%s", i + 1, shown, sz,
                                strcmp(a->models.items[i].path, a->model_path) == 0 ? "  (open)" : "");
     }
     if (a->models.n == 0) snprintf(buf + at, sizeof buf - at, "\n(none)");
@@ -224,12 +225,13 @@ static void run_slash(pt_app *a, const pt_slash *c) {
             free(list);
             break;
         }
+        char shown[1024];
         if (pt_convo_load(&a->convo, &a->set, a->data_dir, arg, path, sizeof path, err, sizeof err)) {
             pt_worker_reset(&a->worker);
             a->scroll = 0;
-            pt_app_status(a, false, "loaded %s (%d messages)", path, a->convo.n);
+            pt_app_status(a, false, "loaded %s (%d messages)", pt_shown(path, shown, sizeof shown), a->convo.n);
         } else {
-            pt_app_status(a, true, "%s", err);
+            pt_app_status(a, true, "%s", pt_shown(err, shown, sizeof shown));
         }
         break;
     }
@@ -362,11 +364,14 @@ static void on_event(pt_app *a, pt_ui_event *ev) {
             a->card = ev->card;
             pt_model_entry *e = pt_models_find(&a->models, a->model_path);
             if (e) { e->card = ev->card; e->probed = true; e->bad = false; }
-            pt_app_status(a, false, "loaded %s in %.2fs", base_name(a->model_path), ev->t - a->load_t0);
+            char file[1024];
+            pt_app_status(a, false, "loaded %s in %.2fs", pt_shown(base_name(a->model_path), file, sizeof file),
+                          ev->t - a->load_t0);
         } else {
             a->loaded = false;
             a->st.have_mem = false;
-            note(a, true, "cannot open %s: %s", a->model_path, ev->msg);
+            char path[1024];
+            note(a, true, "cannot open %s: %s", pt_shown(a->model_path, path, sizeof path), ev->msg);
             pt_app_status(a, true, "model not loaded: F2 picks another");
         }
         break;
@@ -731,8 +736,9 @@ int pt_ui_run(const pt_ui_options *opts) {
         load_model(a, path);
     } else {
         snprintf(a->model_path, sizeof a->model_path, "%s", path);
+        char shown[1024];
         note(a, true, "no model at %s\nFetch the default model (see the README's first command), "
-                      "or press F2 to pick another.", path);
+                      "or press F2 to pick another.", pt_shown(path, shown, sizeof shown));
     }
     if (opts->demo) toggle_demo(a);
 

@@ -49,8 +49,11 @@ static void post(pt_worker *w, pt_ui_event *ev) {
     if (ev) pt_queue_push(w->events, &ev->node);
 }
 
+/* Copy text that may come from a model file (metadata, or an engine
+ * message quoting it), escaped for the terminal with pt_escape_text. */
 static void copy_str(char *dst, size_t cap, const char *src) {
-    snprintf(dst, cap, "%s", src ? src : "");
+    if (!src) src = "";
+    pt_escape_text(src, strlen(src), dst, cap);
 }
 
 void pt_model_card_from_info(pt_model_card *c, const pt_model_info *info) {

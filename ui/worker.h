@@ -39,7 +39,9 @@ typedef enum pt_ev_kind {
     PT_EV_LOAD_PROGRESS, /* path: load_done of load_total weight bytes ready */
 } pt_ev_kind;
 
-/* Model metadata copied out of the engine (the model may be gone). */
+/* Model metadata copied out of the engine (the model may be gone), its
+ * strings escaped with pt_escape_text: ready for the screen. Event msg
+ * texts are escaped the same way. */
 typedef struct pt_model_card {
     char arch[24], name[96], ftype[16], tokenizer[16], tmpl[16];
     int64_t n_params;
