@@ -74,7 +74,8 @@ typedef struct pt_app {
     int demo_idx;
     double demo_next;
     bool mouse;
-    bool paste;                 /* inside a bracketed paste */
+    bool paste;                 /* inside a bracketed paste (keypad decoding off) */
+    int paste_match;            /* bytes of the paste's end marker seen so far */
     char status[320];
     bool status_err;
     double status_t;

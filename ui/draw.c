@@ -13,6 +13,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <wchar.h>
@@ -375,9 +376,15 @@ static void draw_input(pt_app *a, int y0, int rows, int W, int *cy, int *cx) {
     int iw = W - 3;
     if (iw < 1) iw = 1;
     a->input_width = iw;
-    pt_wrap_line lines[256];
-    int n = pt_wrap_chars(e->buf, e->len, iw, lines, 256);
-    if (n > 256) n = 256;
+    /* every line of the input, however long (a pasted megabyte has tens
+     * of thousands): the cursor's row must be found to show it */
+    pt_wrap_line few[256], *lines = few;
+    int n = pt_wrap_chars(e->buf, e->len, iw, few, 256);
+    if (n > 256) {
+        pt_wrap_line *all = malloc(sizeof *all * (size_t)n);
+        if (all) { pt_wrap_chars(e->buf, e->len, iw, all, n); lines = all; }
+        else n = 256;
+    }
     int row, col;
     pt_wrap_locate(lines, n, e->buf, e->cur, &row, &col);
     int first = row - rows + 1;
@@ -398,6 +405,7 @@ static void draw_input(pt_app *a, int y0, int rows, int W, int *cy, int *cx) {
     }
     *cy = y0 + row - first;
     *cx = 2 + col;
+    if (lines != few) free(lines);
 }
 
 typedef struct key_hint { const char *fkey, *ctrl, *label; bool narrow; } key_hint;

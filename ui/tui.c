@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -541,10 +542,10 @@ static void key_chat(pt_app *a, int k, bool is_char) {
             if (a->demo) a->demo = false;
             return;
         case '\r':
-            if (a->paste) pt_editor_insert(e, "\n", 1); else submit(a);
+            submit(a);
             return;
         case '\n': pt_editor_insert(e, "\n", 1); return;
-        case '\t': if (a->paste) pt_editor_insert(e, "    ", 4); else complete(a); return;
+        case '\t': complete(a); return;
         case 127: case CTRL('h'): pt_editor_backspace(e); return;
         case CTRL('a'): pt_editor_home(e); return;
         case CTRL('e'): pt_editor_end(e); return;
@@ -562,7 +563,7 @@ static void key_chat(pt_app *a, int k, bool is_char) {
         }
     }
     switch (k) {
-    case KEY_ENTER: if (a->paste) pt_editor_insert(e, "\n", 1); else submit(a); break;
+    case KEY_ENTER: submit(a); break;
     case KEY_BACKSPACE: pt_editor_backspace(e); break;
     case KEY_DC: pt_editor_delete(e); break;
     case KEY_LEFT: pt_editor_left(e); break;
@@ -575,8 +576,6 @@ static void key_chat(pt_app *a, int k, bool is_char) {
     case KEY_NPAGE: scroll_by(a, -(a->view_rows > 2 ? a->view_rows - 2 : 1)); break;
     case KEY_SR: scroll_by(a, 1); break;
     case KEY_SF: scroll_by(a, -1); break;
-    case PT_KEY_PASTE_BEGIN: a->paste = true; break;
-    case PT_KEY_PASTE_END: a->paste = false; break;
     case KEY_MOUSE: {
         MEVENT me;
         while (getmouse(&me) == OK) {
@@ -598,11 +597,49 @@ static void key_chat(pt_app *a, int k, bool is_char) {
     }
 }
 
+/* Bracketed paste: everything between ESC[200~ and ESC[201~ is text for
+ * the editor, escape sequences and control keys included (a pasted F10 or
+ * ^Q must not quit). ncurses' keypad decoding is off meanwhile, so
+ * sequences arrive as their characters, and the end marker is matched
+ * here; control characters other than newline and tab are kept (drawn as
+ * '?'). */
+static const char paste_end[] = "\033[201~";
+
+static void paste_begin(pt_app *a) {
+    a->paste = true;
+    a->paste_match = 0;
+    keypad(stdscr, FALSE);
+}
+
+static void paste_text(pt_app *a, int k) {
+    pt_editor *e = &a->ed;
+    if (k == '\r' || k == '\n') pt_editor_insert(e, "\n", 1);
+    else if (k == '\t') pt_editor_insert(e, "    ", 4);
+    else pt_editor_insert_cp(e, (uint32_t)k);
+}
+
+static void paste_char(pt_app *a, int k) {
+    if (k == paste_end[a->paste_match]) {
+        if (paste_end[++a->paste_match] == 0) {
+            a->paste = false;
+            keypad(stdscr, TRUE);
+        }
+        return;
+    }
+    /* the part of the marker seen so far was text after all */
+    for (int i = 0; i < a->paste_match; i++) paste_text(a, paste_end[i]);
+    a->paste_match = k == paste_end[0] ? 1 : 0;
+    if (!a->paste_match) paste_text(a, k);
+}
+
 static void handle_key(pt_app *a, int k, bool is_char) {
     a->dirty = true;
+    if (a->paste) {
+        if (is_char) paste_char(a, k);   /* keypad is off: no key codes come */
+        return;
+    }
+    if (!is_char && k == PT_KEY_PASTE_BEGIN) { paste_begin(a); return; }
     if (!is_char || k < 0x20 || k == 0x7f) {
-        /* in a paste, control characters are text, not commands */
-        if (a->paste && is_char && (k == '\r' || k == '\n' || k == '\t')) { key_chat(a, k, true); return; }
         if (key_global(a, k)) return;
     }
     if (a->ov == OV_PICKER) { if (!is_char || k < 0x80) key_picker(a, k); return; }
@@ -618,6 +655,7 @@ static void read_keys(pt_app *a) {
     while ((r = get_wch(&wc)) != ERR) {
         bool is_char = r == OK;
         int k = (int)wc;
+        if (a->paste) { handle_key(a, k, is_char); continue; }
         if (pending_esc) {
             pending_esc = 0;
             if (is_char && (k == '\r' || k == '\n') && a->ov == OV_NONE) {
@@ -743,6 +781,7 @@ int pt_ui_run(const pt_ui_options *opts) {
     if (opts->demo) toggle_demo(a);
 
     a->dirty = true;
+    bool hangup = false;
     while (!a->quit) {
         double now = pt_ui_now();
         if (a->dirty) {
@@ -787,7 +826,11 @@ int pt_ui_run(const pt_ui_options *opts) {
             a->dirty = false;
         }
         a->dirty = had_dirty || a->dirty;
-        if (fds[0].revents & (POLLHUP | POLLERR)) break;   /* the terminal went away */
+        if (fds[0].revents & (POLLHUP | POLLERR)) {
+            /* the terminal went away: end as a SIGHUP would (128 + 1) */
+            hangup = true;
+            break;
+        }
         tick(a, pt_ui_now());
     }
 
@@ -797,5 +840,5 @@ int pt_ui_run(const pt_ui_options *opts) {
         pt_queue_destroy(&a->events, free_event_node);
         app_free(a);
     }
-    return 0;
+    return hangup ? 128 + SIGHUP : 0;
 }
