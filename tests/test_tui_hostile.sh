@@ -2,7 +2,7 @@
 # test_tui_hostile.sh — hostile input reaching the full-screen app: model
 # metadata and file names holding escape sequences (shown escaped, the
 # screen and the window title untouched), pastes of a megabyte and of
-# binary junk, escape sequences pasted (text in the editor, not keys), key
+# escape sequences pasted (text in the editor, not keys), key
 # storms and resize storms while a reply streams, ^Z then fg (the screen
 # comes back whole), and the terminal going away (SIGHUP: the app exits).
 # After each the app must still answer, or have left the terminal restored.
@@ -45,7 +45,7 @@ tui_check "the screen is intact (rule spans 100 columns)" tui_wait_rule 100
 tui_keys F10
 tui_check "quit" tui_wait_dead 30
 
-# --- pastes: a megabyte, binary junk, escape sequences ----------------------------
+# --- pastes: a megabyte, escape sequences ----------------------------------------
 python3 - "$TUI_TMP" <<'PY'
 import random, sys
 d = sys.argv[1]

@@ -43,7 +43,10 @@ tui_poll 90 0.1 tui_reply_words 2
 tui_type "/model SmolLM2"; tui_keys Enter
 tui_check "switching during a reply stops it and loads the model" \
     tui_wait 'loaded SmolLM2-135M-Instruct\.Q4_1\.gguf in' 60
+# the reply may fill more than the screen: look from the top of the transcript
+tui_keys Home
 tui_check "the interrupted reply is marked stopped" tui_wait '^petrel \[stopped\]$' 10
+tui_keys End
 tui_type "/models"; tui_keys Enter
 tui_check "/models lists both, the open one marked" \
     tui_wait 'SmolLM2-135M-Instruct\.Q4_1\.gguf +[0-9.]+M +\(open\)' 10
