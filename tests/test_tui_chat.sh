@@ -96,7 +96,7 @@ tui_resize 40 15
 tui_check "window is 40x15" [ "$(tui_fmt '#{window_width}x#{window_height}')" = 40x15 ]
 tui_check "compact gauges at 40x15" tui_wait '^dc [-0-9.]+ pf ' 10
 tui_check "status rule spans the 40 columns" tui_wait_rule 40
-tui_check "footer compacted at 40x15" grep -qE '\^G Help.*\^Q Quit' <<< "$(tui_screen)"
+tui_check "footer compacted at 40x15" tui_wait '\^G Help.*\^Q Quit' 10
 tui_check "15 rows used" [ "$(tui_screen | wc -l)" -eq 15 ]
 tui_resize 30 10
 tui_check "still drawing at 30x10 (status rule 30 wide)" tui_wait_rule 30

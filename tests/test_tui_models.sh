@@ -11,14 +11,14 @@ ln -s "$MODEL" "$TUI_DATA/petrel/models/Petrel-Second.Q4_1.gguf"
 tui_start 90 26 "$PETREL"
 tui_check "app ready" tui_wait_ready 120
 tui_check "title names the open model's architecture and quant" \
-    grep -qE '^ petrel .* llama Q4_1 ' <<< "$(tui_screen)"
+    tui_wait '^ petrel .* llama Q4_1 ' 10
 
 # --- the picker ---------------------------------------------------------------
 tui_keys F2
 tui_check "F2 opens the model picker" tui_wait 'Models \(Enter opens' 10
 tui_check "picker lists both files" \
     tui_wait 'Petrel-Second\.Q4_1\.gguf' 5
-tui_check "the open model is marked" grep -qE '\* 2 SmolLM2-135M-Instruct\.Q4_1\.gguf' <<< "$(tui_screen)"
+tui_check "the open model is marked" tui_wait '\* 2 SmolLM2-135M-Instruct\.Q4_1\.gguf' 10
 tui_check "probed metadata: architecture and quant for both" \
     tui_wait '1 Petrel-Second\.Q4_1\.gguf +llama +Q4_1 .*2 models|1 Petrel-Second\.Q4_1\.gguf +llama +Q4_1' 60
 tui_wait '2 SmolLM2-135M-Instruct\.Q4_1\.gguf +llama +Q4_1' 60
@@ -43,7 +43,10 @@ tui_poll 90 0.1 tui_reply_words 2
 tui_type "/model SmolLM2"; tui_keys Enter
 tui_check "switching during a reply stops it and loads the model" \
     tui_wait 'loaded SmolLM2-135M-Instruct\.Q4_1\.gguf in' 60
-tui_check "the interrupted reply is marked stopped" grep -qE '^petrel \[stopped\]$' <<< "$(tui_screen)"
+# the reply may fill more than the screen: look from the top of the transcript
+tui_keys Home
+tui_check "the interrupted reply is marked stopped" tui_wait '^petrel \[stopped\]$' 10
+tui_keys End
 tui_type "/models"; tui_keys Enter
 tui_check "/models lists both, the open one marked" \
     tui_wait 'SmolLM2-135M-Instruct\.Q4_1\.gguf +[0-9.]+M +\(open\)' 10

@@ -64,7 +64,7 @@ text="你好世界 café 😀 ｗｉｄｅ"
 tui_type "$text"
 # "> " + 4 CJK (8 cells) + " café " (6) + emoji (2) + " " + 4 fullwidth (8) = 2 + 25
 tui_check "cursor column counts wide characters as two cells (2+25=27)" tui_wait_cursor 27
-tui_check "input echoed" grep -qF "> $text" <<< "$(tui_screen)"
+tui_check "input echoed" tui_wait "> $text" 10
 tui_keys BSpace BSpace
 tui_check "backspace removes whole wide characters (cursor 23)" tui_wait_cursor 23
 tui_keys Left Left Left
@@ -93,7 +93,7 @@ tui_type "first line"; tui_keys C-j; tui_type "second line"
 tui_check "^J starts a second input line" tui_wait '^… second line' 5
 tui_keys Enter
 tui_check "both lines sent" tui_wait '^  second line$' 10
-tui_check "... after the first" grep -qE '^  first line$' <<< "$(tui_screen)"
+tui_check "... after the first" tui_wait '^  first line$' 10
 tui_wait '(end of reply|length limit \(/max\)): [0-9]+ tokens' 60
 # a bracketed paste keeps its newlines in the input instead of sending
 tm set-buffer -b pb $'pasted one\npasted two'
@@ -113,7 +113,7 @@ tui_keys End
 tui_check "End returns to the bottom" tui_wait_gone 'more below \(End\)' 5
 tui_keys F1
 tui_check "F1 shows help with keys and commands" tui_wait 'Help \(Esc closes\)' 5
-tui_check "help lists F-keys with letter alternatives" grep -qE 'F2  or \^O +model picker' <<< "$(tui_screen)"
+tui_check "help lists F-keys with letter alternatives" tui_wait 'F2  or \^O +model picker' 10
 tui_keys Escape
 tui_check "Esc closes help" tui_wait_gone 'Help \(Esc closes\)' 5
 tui_keys C-g
@@ -132,7 +132,7 @@ tui_wait 'new conversation' 5
 tui_check "F4 clears the conversation" tui_wait_gone '^  first line$' 5
 tui_type "/load roundtrip"; tui_keys Enter
 tui_check "/load brings it back" tui_wait "loaded $f" 10
-tui_check "loaded messages shown" grep -qE '^  first line$' <<< "$(tui_screen)"
+tui_check "loaded messages shown" tui_wait '^  first line$' 10
 tui_keys F10
 tui_wait_dead 60
 

@@ -44,6 +44,7 @@ typedef struct pt_app {
     /* model */
     bool loaded, loading;
     char model_path[4096];      /* the model open (or being opened) */
+    int load_id;                /* id of the latest load sent: only its events count */
     pt_model_card card;
     double load_t0;
     uint64_t load_done, load_total; /* weight bytes ready, of total (0: not known yet) */
@@ -73,7 +74,8 @@ typedef struct pt_app {
     int demo_idx;
     double demo_next;
     bool mouse;
-    bool paste;                 /* inside a bracketed paste */
+    bool paste;                 /* inside a bracketed paste (keypad decoding off) */
+    int paste_match;            /* bytes of the paste's end marker seen so far */
     char status[320];
     bool status_err;
     double status_t;

@@ -357,13 +357,19 @@ char *pt_chats_list(const char *data_dir) {
         }
         closedir(d);
     }
-    qsort(e, (size_t)n, sizeof *e, by_mtime_desc);
+    /* e is NULL when the folder is missing or holds no chat: qsort wants
+     * a real array even for zero elements */
+    if (n > 1) qsort(e, (size_t)n, sizeof *e, by_mtime_desc);
+    /* names come from the file system: escaped, each at most 4 bytes per byte */
     size_t total = 1;
-    for (int i = 0; i < n; i++) total += strlen(e[i].name) + 1;
+    for (int i = 0; i < n; i++) total += 4 * strlen(e[i].name) + 1;
     char *out = malloc(total);
     if (out) {
         size_t at = 0;
-        for (int i = 0; i < n; i++) at += (size_t)sprintf(out + at, "%s\n", e[i].name);
+        for (int i = 0; i < n; i++) {
+            at += pt_escape_text(e[i].name, strlen(e[i].name), out + at, total - at);
+            out[at++] = '\n';
+        }
         out[at] = 0;
     }
     free(e);

@@ -83,7 +83,10 @@ bool pt_convo_load(pt_convo *c, pt_chat_settings *s, const char *data_dir, const
                    char *path_out, size_t path_cap, char *err, size_t err_cap);
 
 /* Names (without .json) of the saved chats, newest first, as one
- * newline-separated malloc'd string ("" when none). */
+ * newline-separated malloc'd string ("" when the folder is missing or
+ * holds none). Names come from the file system and are escaped with
+ * pt_escape_text, so a control character in one cannot reach the screen
+ * nor split the list. NULL only when out of memory. */
 char *pt_chats_list(const char *data_dir);
 
 #endif

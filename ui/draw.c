@@ -13,6 +13,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <wchar.h>
@@ -135,7 +136,9 @@ static void draw_title(pt_app *a, int y, int W) {
     char info[512], right[128];
     if (a->loaded || a->loading) {
         const char *slash = strrchr(a->model_path, '/');
-        const char *file = slash ? slash + 1 : a->model_path;
+        char file[1024];
+        pt_shown(slash ? slash + 1 : a->model_path, file, sizeof file);
+        /* card strings are escaped already (worker.h) */
         const char *name = a->loaded && a->card.name[0] ? a->card.name : file;
         if (a->loaded) {
             char params[24] = "";
@@ -373,9 +376,15 @@ static void draw_input(pt_app *a, int y0, int rows, int W, int *cy, int *cx) {
     int iw = W - 3;
     if (iw < 1) iw = 1;
     a->input_width = iw;
-    pt_wrap_line lines[256];
-    int n = pt_wrap_chars(e->buf, e->len, iw, lines, 256);
-    if (n > 256) n = 256;
+    /* every line of the input, however long (a pasted megabyte has tens
+     * of thousands): the cursor's row must be found to show it */
+    pt_wrap_line few[256], *lines = few;
+    int n = pt_wrap_chars(e->buf, e->len, iw, few, 256);
+    if (n > 256) {
+        pt_wrap_line *all = malloc(sizeof *all * (size_t)n);
+        if (all) { pt_wrap_chars(e->buf, e->len, iw, all, n); lines = all; }
+        else n = 256;
+    }
     int row, col;
     pt_wrap_locate(lines, n, e->buf, e->cur, &row, &col);
     int first = row - rows + 1;
@@ -396,6 +405,7 @@ static void draw_input(pt_app *a, int y0, int rows, int W, int *cy, int *cx) {
     }
     *cy = y0 + row - first;
     *cx = 2 + col;
+    if (lines != few) free(lines);
 }
 
 typedef struct key_hint { const char *fkey, *ctrl, *label; bool narrow; } key_hint;
@@ -527,8 +537,10 @@ static void draw_picker(pt_app *a, int W, int H) {
     int bx = (W - bw) / 2, by = (H - bh) / 2;
     draw_box(by, bx, bh, bw, "Models (Enter opens, Esc closes, r rescans)");
     int rows = bh - 3;
+    char dir[1024];
+    pt_shown(a->data_dir, dir, sizeof dir);
     if (a->models.n == 0) {
-        putf(by + 1, bx + 2, pt_attr(S_DIM), bw - 4, "no .gguf files in %s/models", a->data_dir);
+        putf(by + 1, bx + 2, pt_attr(S_DIM), bw - 4, "no .gguf files in %s/models", dir);
         return;
     }
     if (a->pick_sel < a->pick_top) a->pick_top = a->pick_sel;
@@ -556,14 +568,15 @@ static void draw_picker(pt_app *a, int W, int H) {
         if (namew < 10) { namew = w - 5; metaw = 0; }
         int cx = x + put_str(y, x, cur ? "*" : " ", at, 1);
         cx += putf(y, cx, at, 3, "%2d ", i + 1);
-        put_str(y, cx, e->name, at | (cur ? A_BOLD : 0), namew);
+        char name[1024];
+        put_str(y, cx, pt_shown(e->name, name, sizeof name), at | (cur ? A_BOLD : 0), namew);
         if (metaw) {
             put_str(y, x + w - metaw - 9, meta, sel ? at : pt_attr(S_DIM), metaw);
             putf(y, x + w - 8, at, 7, "%7s", size);
         }
     }
     putf(by + bh - 2, bx + 2, pt_attr(S_DIM), bw - 4, "%d model%s in %s/models  (* = open)",
-         a->models.n, a->models.n == 1 ? "" : "s", a->data_dir);
+         a->models.n, a->models.n == 1 ? "" : "s", dir);
 }
 
 void pt_draw(pt_app *a) {

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "petrel.h"
+
 /* -1 = not decided yet, 0 = not UTF-8, 1 = UTF-8. Written once at start
  * on the main thread (pt_text_init) before any other thread exists. */
 static int text_utf8 = -1;
@@ -120,4 +122,9 @@ size_t pt_str_fit(const char *s, size_t len, int max_cells, int *cells_out) {
     }
     if (cells_out) *cells_out = cells;
     return i;
+}
+
+const char *pt_shown(const char *s, char *buf, size_t cap) {
+    pt_escape_text(s, strlen(s), buf, cap);
+    return buf;
 }

@@ -51,4 +51,10 @@ size_t pt_str_fit(const char *s, size_t len, int max_cells, int *cells);
 
 #define PT_TAB_CELLS 4
 
+/* Text from a file or the file system (model metadata and file names,
+ * saved-chat names, paths) escaped into buf with pt_escape_text, so a
+ * control character in it shows as \e, \x07, ... and never reaches the
+ * terminal. Returns buf. 1024 bytes of room show 255 stray bytes. */
+const char *pt_shown(const char *s, char *buf, size_t cap);
+
 #endif

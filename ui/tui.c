@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,17 +57,18 @@ static const char *base_name(const char *path) {
 
 static void load_model(pt_app *a, const char *path) {
     if (a->generating) {
-        pt_worker_cancel(&a->worker);
+        pt_worker_cancel(&a->worker, a->turn_id);
         a->stop_requested = true;
     }
     snprintf(a->model_path, sizeof a->model_path, "%s", path);
     pt_term_note_model(path);
-    a->loading = true;
     a->loaded = false;
     a->load_t0 = pt_ui_now();
     a->load_done = a->load_total = 0;
     a->st.have_mem = false;
-    pt_worker_load(&a->worker, path);
+    a->load_id++;
+    a->loading = pt_worker_load(&a->worker, a->load_id, path);
+    if (!a->loading) pt_app_status(a, true, "out of memory: the model was not opened");
     a->dirty = true;
 }
 
@@ -76,8 +78,9 @@ static void start_turn(pt_app *a) {
     if (!msgs) return;
     n = pt_convo_engine_msgs(&a->convo, msgs, n);
     a->turn_id++;
-    pt_worker_turn(&a->worker, a->turn_id, msgs, n, &a->set);
+    bool sent = pt_worker_turn(&a->worker, a->turn_id, msgs, n, &a->set);
     free(msgs);
+    if (!sent) { pt_app_status(a, true, "out of memory: the message was not sent"); return; }
     a->reply_msg = pt_convo_add(&a->convo, PT_ROLE_ASSISTANT, "", 0);
     a->generating = true;
     a->stop_requested = false;
@@ -105,7 +108,7 @@ static void send_message(pt_app *a, const char *text) {
 
 static void stop_generation(pt_app *a) {
     if (!a->generating) return;
-    pt_worker_cancel(&a->worker);
+    pt_worker_cancel(&a->worker, a->turn_id);
     a->stop_requested = true;
     a->dirty = true;
 }
@@ -132,12 +135,12 @@ static void open_picker(pt_app *a) {
 }
 
 static void save_chat(pt_app *a, const char *name) {
-    char path[4096], err[400];
+    char path[4096], err[400], shown[1024];
     if (pt_convo_save(&a->convo, &a->set, base_name(a->model_path), a->data_dir, name,
                       path, sizeof path, err, sizeof err))
-        pt_app_status(a, false, "saved %s", path);
+        pt_app_status(a, false, "saved %s", pt_shown(path, shown, sizeof shown));
     else
-        pt_app_status(a, true, "%s", err);
+        pt_app_status(a, true, "%s", pt_shown(err, shown, sizeof shown));
 }
 
 static void toggle_demo(pt_app *a) {
@@ -174,13 +177,14 @@ static void show_stats(pt_app *a) {
 
 static void list_models(pt_app *a) {
     pt_models_scan(&a->models, a->data_dir, a->loaded ? a->model_path : NULL);
-    char buf[8192];
+    char buf[8192], shown[1024];
     size_t at = 0;
-    at += (size_t)snprintf(buf, sizeof buf, "models in %s/models:", a->data_dir);
-    for (int i = 0; i < a->models.n && at < sizeof buf - 300; i++) {
+    at += (size_t)snprintf(buf, sizeof buf, "models in %s/models:", pt_shown(a->data_dir, shown, sizeof shown));
+    for (int i = 0; i < a->models.n && at < sizeof buf - 1100; i++) {
         char sz[24];
         pt_fmt_bytes(a->models.items[i].bytes, sz, sizeof sz);
-        at += (size_t)snprintf(buf + at, sizeof buf - at, "\n%2d %s  %s%s", i + 1, a->models.items[i].name, sz,
+        pt_shown(a->models.items[i].name, shown, sizeof shown);
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "\n%2d %s  %s%s", i + 1, shown, sz,
                                strcmp(a->models.items[i].path, a->model_path) == 0 ? "  (open)" : "");
     }
     if (a->models.n == 0) snprintf(buf + at, sizeof buf - at, "\n(none)");
@@ -222,12 +226,13 @@ static void run_slash(pt_app *a, const pt_slash *c) {
             free(list);
             break;
         }
+        char shown[1024];
         if (pt_convo_load(&a->convo, &a->set, a->data_dir, arg, path, sizeof path, err, sizeof err)) {
             pt_worker_reset(&a->worker);
             a->scroll = 0;
-            pt_app_status(a, false, "loaded %s (%d messages)", path, a->convo.n);
+            pt_app_status(a, false, "loaded %s (%d messages)", pt_shown(path, shown, sizeof shown), a->convo.n);
         } else {
-            pt_app_status(a, true, "%s", err);
+            pt_app_status(a, true, "%s", pt_shown(err, shown, sizeof shown));
         }
         break;
     }
@@ -353,23 +358,26 @@ static void on_event(pt_app *a, pt_ui_event *ev) {
     switch (ev->kind) {
     case PT_EV_LOADED:
         /* a later load may already be on its way: only the latest counts */
-        if (!ev->path || strcmp(ev->path, a->model_path) != 0) break;
+        if (ev->load_id != a->load_id) break;
         a->loading = false;
         if (ev->status == PT_OK) {
             a->loaded = true;
             a->card = ev->card;
-            pt_model_entry *e = pt_models_find(&a->models, ev->path);
+            pt_model_entry *e = pt_models_find(&a->models, a->model_path);
             if (e) { e->card = ev->card; e->probed = true; e->bad = false; }
-            pt_app_status(a, false, "loaded %s in %.2fs", base_name(ev->path), ev->t - a->load_t0);
+            char file[1024];
+            pt_app_status(a, false, "loaded %s in %.2fs", pt_shown(base_name(a->model_path), file, sizeof file),
+                          ev->t - a->load_t0);
         } else {
             a->loaded = false;
             a->st.have_mem = false;
-            note(a, true, "cannot open %s: %s", ev->path, ev->msg);
+            char path[1024];
+            note(a, true, "cannot open %s: %s", pt_shown(a->model_path, path, sizeof path), ev->msg);
             pt_app_status(a, true, "model not loaded: F2 picks another");
         }
         break;
     case PT_EV_LOAD_PROGRESS:
-        if (a->loading && ev->path && strcmp(ev->path, a->model_path) == 0) {
+        if (a->loading && ev->load_id == a->load_id) {
             a->load_done = ev->load_done;
             a->load_total = ev->load_total;
             a->dirty = true;
@@ -534,10 +542,10 @@ static void key_chat(pt_app *a, int k, bool is_char) {
             if (a->demo) a->demo = false;
             return;
         case '\r':
-            if (a->paste) pt_editor_insert(e, "\n", 1); else submit(a);
+            submit(a);
             return;
         case '\n': pt_editor_insert(e, "\n", 1); return;
-        case '\t': if (a->paste) pt_editor_insert(e, "    ", 4); else complete(a); return;
+        case '\t': complete(a); return;
         case 127: case CTRL('h'): pt_editor_backspace(e); return;
         case CTRL('a'): pt_editor_home(e); return;
         case CTRL('e'): pt_editor_end(e); return;
@@ -555,7 +563,7 @@ static void key_chat(pt_app *a, int k, bool is_char) {
         }
     }
     switch (k) {
-    case KEY_ENTER: if (a->paste) pt_editor_insert(e, "\n", 1); else submit(a); break;
+    case KEY_ENTER: submit(a); break;
     case KEY_BACKSPACE: pt_editor_backspace(e); break;
     case KEY_DC: pt_editor_delete(e); break;
     case KEY_LEFT: pt_editor_left(e); break;
@@ -568,8 +576,6 @@ static void key_chat(pt_app *a, int k, bool is_char) {
     case KEY_NPAGE: scroll_by(a, -(a->view_rows > 2 ? a->view_rows - 2 : 1)); break;
     case KEY_SR: scroll_by(a, 1); break;
     case KEY_SF: scroll_by(a, -1); break;
-    case PT_KEY_PASTE_BEGIN: a->paste = true; break;
-    case PT_KEY_PASTE_END: a->paste = false; break;
     case KEY_MOUSE: {
         MEVENT me;
         while (getmouse(&me) == OK) {
@@ -591,11 +597,49 @@ static void key_chat(pt_app *a, int k, bool is_char) {
     }
 }
 
+/* Bracketed paste: everything between ESC[200~ and ESC[201~ is text for
+ * the editor, escape sequences and control keys included (a pasted F10 or
+ * ^Q must not quit). ncurses' keypad decoding is off meanwhile, so
+ * sequences arrive as their characters, and the end marker is matched
+ * here; control characters other than newline and tab are kept (drawn as
+ * '?'). */
+static const char paste_end[] = "\033[201~";
+
+static void paste_begin(pt_app *a) {
+    a->paste = true;
+    a->paste_match = 0;
+    keypad(stdscr, FALSE);
+}
+
+static void paste_text(pt_app *a, int k) {
+    pt_editor *e = &a->ed;
+    if (k == '\r' || k == '\n') pt_editor_insert(e, "\n", 1);
+    else if (k == '\t') pt_editor_insert(e, "    ", 4);
+    else pt_editor_insert_cp(e, (uint32_t)k);
+}
+
+static void paste_char(pt_app *a, int k) {
+    if (k == paste_end[a->paste_match]) {
+        if (paste_end[++a->paste_match] == 0) {
+            a->paste = false;
+            keypad(stdscr, TRUE);
+        }
+        return;
+    }
+    /* the part of the marker seen so far was text after all */
+    for (int i = 0; i < a->paste_match; i++) paste_text(a, paste_end[i]);
+    a->paste_match = k == paste_end[0] ? 1 : 0;
+    if (!a->paste_match) paste_text(a, k);
+}
+
 static void handle_key(pt_app *a, int k, bool is_char) {
     a->dirty = true;
+    if (a->paste) {
+        if (is_char) paste_char(a, k);   /* keypad is off: no key codes come */
+        return;
+    }
+    if (!is_char && k == PT_KEY_PASTE_BEGIN) { paste_begin(a); return; }
     if (!is_char || k < 0x20 || k == 0x7f) {
-        /* in a paste, control characters are text, not commands */
-        if (a->paste && is_char && (k == '\r' || k == '\n' || k == '\t')) { key_chat(a, k, true); return; }
         if (key_global(a, k)) return;
     }
     if (a->ov == OV_PICKER) { if (!is_char || k < 0x80) key_picker(a, k); return; }
@@ -611,6 +655,7 @@ static void read_keys(pt_app *a) {
     while ((r = get_wch(&wc)) != ERR) {
         bool is_char = r == OK;
         int k = (int)wc;
+        if (a->paste) { handle_key(a, k, is_char); continue; }
         if (pending_esc) {
             pending_esc = 0;
             if (is_char && (k == '\r' || k == '\n') && a->ov == OV_NONE) {
@@ -729,12 +774,14 @@ int pt_ui_run(const pt_ui_options *opts) {
         load_model(a, path);
     } else {
         snprintf(a->model_path, sizeof a->model_path, "%s", path);
+        char shown[1024];
         note(a, true, "no model at %s\nFetch the default model (see the README's first command), "
-                      "or press F2 to pick another.", path);
+                      "or press F2 to pick another.", pt_shown(path, shown, sizeof shown));
     }
     if (opts->demo) toggle_demo(a);
 
     a->dirty = true;
+    bool hangup = false;
     while (!a->quit) {
         double now = pt_ui_now();
         if (a->dirty) {
@@ -779,7 +826,11 @@ int pt_ui_run(const pt_ui_options *opts) {
             a->dirty = false;
         }
         a->dirty = had_dirty || a->dirty;
-        if (fds[0].revents & (POLLHUP | POLLERR)) break;   /* the terminal went away */
+        if (fds[0].revents & (POLLHUP | POLLERR)) {
+            /* the terminal went away: end as a SIGHUP would (128 + 1) */
+            hangup = true;
+            break;
+        }
         tick(a, pt_ui_now());
     }
 
@@ -789,5 +840,5 @@ int pt_ui_run(const pt_ui_options *opts) {
         pt_queue_destroy(&a->events, free_event_node);
         app_free(a);
     }
-    return 0;
+    return hangup ? 128 + SIGHUP : 0;
 }

@@ -1,6 +1,7 @@
 /* worker.c — the engine thread (see worker.h). */
 #include "worker.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +17,14 @@ typedef struct wcmd {
     pt_chat_message *msgs;   /* roles are static strings, contents owned */
     int n_msgs;
     pt_chat_settings set;
-    int turn_id;
+    int turn_id, load_id;
+    pt_ui_event *done;       /* LOAD, TURN: the event that reports the end,
+                                made with the command so it cannot fail later */
 } wcmd;
 
 static void wcmd_free(pt_qnode *node) {
     wcmd *c = (wcmd *)node;
+    pt_ui_event_free(c->done);
     free(c->path);
     for (int i = 0; i < c->n_msgs; i++) free((char *)c->msgs[i].content);
     free(c->msgs);
@@ -45,8 +49,11 @@ static void post(pt_worker *w, pt_ui_event *ev) {
     if (ev) pt_queue_push(w->events, &ev->node);
 }
 
+/* Copy text that may come from a model file (metadata, or an engine
+ * message quoting it), escaped for the terminal with pt_escape_text. */
 static void copy_str(char *dst, size_t cap, const char *src) {
-    snprintf(dst, cap, "%s", src ? src : "");
+    if (!src) src = "";
+    pt_escape_text(src, strlen(src), dst, cap);
 }
 
 void pt_model_card_from_info(pt_model_card *c, const pt_model_info *info) {
@@ -72,7 +79,7 @@ static void attach_mem(pt_worker *w, pt_ui_event *ev) {
 }
 
 /* Progress of a load, posted at most 10 times a second (and at the end). */
-typedef struct load_ctx { pt_worker *w; const char *path; double last_t; } load_ctx;
+typedef struct load_ctx { pt_worker *w; int load_id; double last_t; } load_ctx;
 
 static void on_load_progress(void *user, uint64_t done, uint64_t total) {
     load_ctx *lc = user;
@@ -80,8 +87,8 @@ static void on_load_progress(void *user, uint64_t done, uint64_t total) {
     if (done < total && now - lc->last_t < 0.1) return;
     lc->last_t = now;
     pt_ui_event *ev = ev_new(PT_EV_LOAD_PROGRESS);
-    if (!ev) return;
-    ev->path = strdup(lc->path);
+    if (!ev) return;   /* a progress report may be skipped */
+    ev->load_id = lc->load_id;
     ev->load_done = done;
     ev->load_total = total;
     post(lc->w, ev);
@@ -96,10 +103,12 @@ static pt_model_params model_params(pt_worker *w) {
     return mp;
 }
 
-static void do_load(pt_worker *w, const char *path) {
-    pt_ui_event *ev = ev_new(PT_EV_LOADED);
-    if (!ev) return;
-    ev->path = strdup(path);
+static void do_load(pt_worker *w, wcmd *c) {
+    const char *path = c->path;
+    pt_ui_event *ev = c->done;
+    c->done = NULL;
+    ev->load_id = c->load_id;
+    ev->path = strdup(path);   /* informational: the UI matches load_id */
     /* close the old model first: two models at once may not fit in RAM */
     pt_session_close(&w->sess);
     pt_error err = {0};
@@ -110,7 +119,7 @@ static void do_load(pt_worker *w, const char *path) {
     if (w->n_ctx > 0) cp.n_ctx = w->n_ctx;
     if (w->n_threads > 0) cp.n_threads = w->n_threads;
     cp.threadpool = w->pool;
-    load_ctx lc = {w, path, 0};
+    load_ctx lc = {w, c->load_id, 0};
     pt_model_params mp = model_params(w);
     mp.progress = on_load_progress;
     mp.progress_user = &lc;
@@ -169,18 +178,40 @@ static bool on_turn_text(const char *text, size_t len, const pt_turn_live *live,
     return true;
 }
 
+/* Make turn_id the running turn and set the engine's flag from the
+ * cancels already made. Returns true when the turn is already cancelled. */
+static bool turn_begin(pt_worker *w, int turn_id) {
+    pthread_mutex_lock(&w->cancel_mu);
+    w->running_turn = turn_id;
+    bool cancelled = turn_id <= w->cancel_upto;
+    atomic_store(&w->turn_cancel, cancelled);
+    pthread_mutex_unlock(&w->cancel_mu);
+    return cancelled;
+}
+
+static void turn_end(pt_worker *w) {
+    pthread_mutex_lock(&w->cancel_mu);
+    w->running_turn = 0;
+    atomic_store(&w->turn_cancel, false);
+    pthread_mutex_unlock(&w->cancel_mu);
+}
+
 static void do_turn(pt_worker *w, wcmd *c) {
-    /* a stop request that raced with this command still wins */
-    atomic_store(&w->cancel, atomic_load(&w->quitting));
     turn_ctx tc = {w, c->turn_id};
-    pt_ui_event *ev = ev_new(PT_EV_TURN_DONE);
-    if (!ev) return;
+    pt_ui_event *ev = c->done;
+    c->done = NULL;
     ev->turn_id = c->turn_id;
-    pt_error err = {0};
-    ev->status = pt_session_turn(&w->sess, c->msgs, c->n_msgs, &c->set, on_turn_text, &tc,
-                                 &w->cancel, &ev->res, &err);
-    if (ev->status != PT_OK)
-        copy_str(ev->msg, sizeof ev->msg, err.msg[0] ? err.msg : pt_status_name(ev->status));
+    if (turn_begin(w, c->turn_id)) {
+        /* cancelled before it started: it ends stopped, with no text */
+        ev->res.gen.stop = PT_STOP_CANCELLED;
+    } else {
+        pt_error err = {0};
+        ev->status = pt_session_turn(&w->sess, c->msgs, c->n_msgs, &c->set, on_turn_text, &tc,
+                                     &w->turn_cancel, &ev->res, &err);
+        if (ev->status != PT_OK)
+            copy_str(ev->msg, sizeof ev->msg, err.msg[0] ? err.msg : pt_status_name(ev->status));
+    }
+    turn_end(w);
     ev->text = ev->res.reply;
     ev->res.reply = NULL;
     ev->len = ev->text ? strlen(ev->text) : 0;
@@ -196,7 +227,7 @@ static void *worker_main(void *arg) {
         if (!c) break;
         wcmd_kind k = c->kind;
         switch (k) {
-        case WCMD_LOAD: do_load(w, c->path); break;
+        case WCMD_LOAD: do_load(w, c); break;
         case WCMD_PROBE: do_probe(w, c->path); break;
         case WCMD_MEM: {
             pt_ui_event *ev = ev_new(PT_EV_MEM);
@@ -223,10 +254,10 @@ bool pt_worker_start(pt_worker *w, pt_queue *events, int n_ctx, int n_threads) {
     w->events = events;
     w->n_ctx = n_ctx;
     w->n_threads = n_threads;
-    atomic_init(&w->cancel, false);
-    atomic_init(&w->quitting, false);
+    atomic_init(&w->turn_cancel, false);
     atomic_init(&w->finished, false);
-    if (!pt_queue_init(&w->cmds, false)) return false;
+    if (pthread_mutex_init(&w->cancel_mu, NULL) != 0) return false;
+    if (!pt_queue_init(&w->cmds, false)) { pthread_mutex_destroy(&w->cancel_mu); return false; }
     /* the thread inherits this mask: all asynchronous signals blocked
      * (faults like SIGSEGV are synchronous and still delivered to it) */
     sigset_t all, old;
@@ -236,31 +267,40 @@ bool pt_worker_start(pt_worker *w, pt_queue *events, int n_ctx, int n_threads) {
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&w->thread, NULL, worker_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) { pt_queue_destroy(&w->cmds, NULL); return false; }
+    if (rc != 0) {
+        pt_queue_destroy(&w->cmds, NULL);
+        pthread_mutex_destroy(&w->cancel_mu);
+        return false;
+    }
     w->started = true;
     return true;
 }
 
-static void send_cmd(pt_worker *w, wcmd *c) {
-    if (c) pt_queue_push(&w->cmds, &c->node);
+static bool send_cmd(pt_worker *w, wcmd *c) {
+    if (!c) return false;
+    pt_queue_push(&w->cmds, &c->node);
+    return true;
 }
 
-static wcmd *cmd_new(wcmd_kind k, const char *path) {
+/* A command; done_kind >= 0 also makes the event that reports its end.
+ * NULL when out of memory. */
+static wcmd *cmd_new(wcmd_kind k, const char *path, int done_kind) {
     wcmd *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->kind = k;
-    if (path && !(c->path = strdup(path))) { free(c); return NULL; }
+    bool ok = !path || (c->path = strdup(path));
+    if (ok && done_kind >= 0) ok = (c->done = ev_new((pt_ev_kind)done_kind)) != NULL;
+    if (!ok) { wcmd_free(&c->node); return NULL; }
     return c;
 }
 
 bool pt_worker_stop(pt_worker *w, double wait_s) {
     if (!w->started) return true;
-    atomic_store(&w->quitting, true);
-    atomic_store(&w->cancel, true);
+    pt_worker_cancel(w, INT_MAX);   /* also every turn still to come */
     /* drop queued work, then ask the thread to leave */
     pt_qnode *n;
     while ((n = pt_queue_pop(&w->cmds))) wcmd_free(n);
-    send_cmd(w, cmd_new(WCMD_QUIT, NULL));
+    send_cmd(w, cmd_new(WCMD_QUIT, NULL, -1));
     pt_queue_close(&w->cmds);
     double end = pt_ui_now() + wait_s;
     while (!atomic_load(&w->finished) && pt_ui_now() < end) {
@@ -274,29 +314,41 @@ bool pt_worker_stop(pt_worker *w, double wait_s) {
     }
     pthread_join(w->thread, NULL);
     pt_queue_destroy(&w->cmds, wcmd_free);
+    pthread_mutex_destroy(&w->cancel_mu);
     return true;
 }
 
-void pt_worker_load(pt_worker *w, const char *path) { send_cmd(w, cmd_new(WCMD_LOAD, path)); }
-void pt_worker_probe(pt_worker *w, const char *path) { send_cmd(w, cmd_new(WCMD_PROBE, path)); }
-void pt_worker_mem(pt_worker *w) { send_cmd(w, cmd_new(WCMD_MEM, NULL)); }
-void pt_worker_reset(pt_worker *w) { send_cmd(w, cmd_new(WCMD_RESET, NULL)); }
-void pt_worker_cancel(pt_worker *w) { atomic_store(&w->cancel, true); }
+bool pt_worker_load(pt_worker *w, int load_id, const char *path) {
+    wcmd *c = cmd_new(WCMD_LOAD, path, PT_EV_LOADED);
+    if (c) c->load_id = load_id;
+    return send_cmd(w, c);
+}
 
-void pt_worker_turn(pt_worker *w, int turn_id, const pt_chat_message *msgs, int n,
+void pt_worker_probe(pt_worker *w, const char *path) { send_cmd(w, cmd_new(WCMD_PROBE, path, -1)); }
+void pt_worker_mem(pt_worker *w) { send_cmd(w, cmd_new(WCMD_MEM, NULL, -1)); }
+void pt_worker_reset(pt_worker *w) { send_cmd(w, cmd_new(WCMD_RESET, NULL, -1)); }
+
+void pt_worker_cancel(pt_worker *w, int upto_turn_id) {
+    pthread_mutex_lock(&w->cancel_mu);
+    if (upto_turn_id > w->cancel_upto) w->cancel_upto = upto_turn_id;
+    if (w->running_turn > 0 && w->running_turn <= w->cancel_upto) atomic_store(&w->turn_cancel, true);
+    pthread_mutex_unlock(&w->cancel_mu);
+}
+
+bool pt_worker_turn(pt_worker *w, int turn_id, const pt_chat_message *msgs, int n,
                     const pt_chat_settings *set) {
-    wcmd *c = cmd_new(WCMD_TURN, NULL);
-    if (!c) return;
+    wcmd *c = cmd_new(WCMD_TURN, NULL, PT_EV_TURN_DONE);
+    if (!c) return false;
     c->turn_id = turn_id;
     c->set = *set;
     c->msgs = calloc((size_t)(n > 0 ? n : 1), sizeof *c->msgs);
-    if (!c->msgs) { wcmd_free(&c->node); return; }
+    if (!c->msgs) { wcmd_free(&c->node); return false; }
     for (int i = 0; i < n; i++) {
         /* roles from pt_convo_engine_msgs are string literals */
         c->msgs[i].role = msgs[i].role;
         c->msgs[i].content = strdup(msgs[i].content);
         c->n_msgs = i + 1;
-        if (!c->msgs[i].content) { wcmd_free(&c->node); return; }
+        if (!c->msgs[i].content) { wcmd_free(&c->node); return false; }
     }
-    send_cmd(w, c);
+    return send_cmd(w, c);
 }

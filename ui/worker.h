@@ -5,8 +5,15 @@
  * model file's metadata, report memory, quit) through a command queue; the
  * worker runs them one at a time and answers with events on the UI's
  * event queue, whose self-pipe wakes the UI's poll(). The only state the
- * two threads share is the cancel flag, which the UI sets to stop the turn
- * in progress (the worker clears it when a turn starts).
+ * two threads share is the cancel state below.
+ *
+ * Cancelling: every turn has an id (the UI numbers them 1, 2, 3, ... in
+ * the order it sends them). pt_worker_cancel(w, N) cancels every turn with
+ * an id up to N: the one in the engine stops at its next token, and one
+ * that has not started yet (the worker is still loading, probing or ending
+ * the previous turn) ends at once when it starts, without running. A
+ * cancel never reaches a turn with a larger id, so an Esc that arrives
+ * late cannot stop the next reply.
  *
  * Signals: the worker blocks every asynchronous signal, so SIGWINCH and
  * the termination signals always reach the UI thread.
@@ -32,7 +39,9 @@ typedef enum pt_ev_kind {
     PT_EV_LOAD_PROGRESS, /* path: load_done of load_total weight bytes ready */
 } pt_ev_kind;
 
-/* Model metadata copied out of the engine (the model may be gone). */
+/* Model metadata copied out of the engine (the model may be gone), its
+ * strings escaped with pt_escape_text: ready for the screen. Event msg
+ * texts are escaped the same way. */
 typedef struct pt_model_card {
     char arch[24], name[96], ftype[16], tokenizer[16], tmpl[16];
     int64_t n_params;
@@ -45,6 +54,7 @@ typedef struct pt_ui_event {
     pt_qnode node;
     pt_ev_kind kind;
     int turn_id;
+    int load_id;                   /* LOADED, LOAD_PROGRESS: the pt_worker_load id */
     pt_status status;
     char msg[320];
     char *text; size_t len;        /* TEXT: the chunk; DONE: the whole reply */
@@ -65,8 +75,13 @@ typedef struct pt_worker {
     bool started;
     pt_queue cmds;
     pt_queue *events;
-    atomic_bool cancel;
-    atomic_bool quitting;  /* set by pt_worker_stop: no new turn starts */
+    /* cancel_mu guards cancel_upto and running_turn, and every store to
+     * turn_cancel: so a cancel meant for turn N can never land on the
+     * flag after the worker has moved on to turn N + 1 */
+    pthread_mutex_t cancel_mu;
+    int cancel_upto;          /* turns with id <= this are cancelled */
+    int running_turn;         /* id of the turn in the engine; 0 when none */
+    atomic_bool turn_cancel;  /* the engine's flag: running_turn <= cancel_upto */
     atomic_bool finished;  /* set by the thread as its last act */
     int n_ctx, n_threads;
     pt_threadpool *pool;   /* worker thread only: the process's one pool, made by the
@@ -83,14 +98,20 @@ bool pt_worker_start(pt_worker *w, pt_queue *events, int n_ctx, int n_threads);
  * left alone; the process is about to exit anyway. */
 bool pt_worker_stop(pt_worker *w, double wait_s);
 
-void pt_worker_load(pt_worker *w, const char *path);
+/* Open a model (closing the current one first). The LOADED event carries
+ * load_id; its event is made here, so the end of a load is always
+ * reported. Returns false (nothing sent) when out of memory. */
+bool pt_worker_load(pt_worker *w, int load_id, const char *path);
 void pt_worker_probe(pt_worker *w, const char *path);
 void pt_worker_mem(pt_worker *w);
 void pt_worker_reset(pt_worker *w);
-/* msgs are copied. */
-void pt_worker_turn(pt_worker *w, int turn_id, const pt_chat_message *msgs, int n,
+/* Run a turn (turn_id > 0, larger than every earlier one); msgs are
+ * copied. Its TURN_DONE event is made here, so the end of a turn is
+ * always reported. Returns false (nothing sent) when out of memory. */
+bool pt_worker_turn(pt_worker *w, int turn_id, const pt_chat_message *msgs, int n,
                     const pt_chat_settings *set);
-void pt_worker_cancel(pt_worker *w);
+/* Cancel every turn with an id <= upto_turn_id (see the top of this file). */
+void pt_worker_cancel(pt_worker *w, int upto_turn_id);
 
 void pt_model_card_from_info(pt_model_card *c, const pt_model_info *info);
 
