@@ -1,7 +1,9 @@
 /*
  * fuzz_tokenizer.c — encode and decode arbitrary bytes with a byte-level
  * BPE vocabulary (tests/data/tiny_llama.gguf, "gpt2") and a SentencePiece
- * one (tests/data/spm_tiny.gguf). The first input byte picks the
+ * one (tests/data/spm_tiny.gguf, a vocabulary-only GGUF, so the
+ * tokenizer is loaded with the engine's own pt_tokenizer_load, the code
+ * pt_tokenize runs). The first input byte picks the
  * vocabulary and the flags; the rest is the text. Invariants (abort when
  * one breaks):
  *   - the count returned with a small buffer equals the count from a big
@@ -17,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "petrel.h"
+#include "gguf.h"
+#include "tokenizer.h"
 #include "utf8.h"
 
 #ifndef PETREL_TEST_DATA_DIR
@@ -27,17 +30,19 @@
 #define CANARY ((pt_token)0x5a5a5a5a)
 enum { N_CANARY = 4, SMALL_CAP = 3 };
 
-/* The two fixture models, loaded once per process (fuzz harness statics). */
-static pt_model *bpe_model, *spm_model;
+/* The two fixture vocabularies, loaded once per process and kept (fuzz
+ * harness statics; the gguf stays open: the tokenizer points into it). */
+static pt_gguf *bpe_gguf, *spm_gguf;
+static pt_tokenizer *bpe_tok, *spm_tok;
 
-static pt_model *load_fixture(const char *path) {
-    pt_model *m = NULL;
+static pt_tokenizer *load_fixture(const char *path, pt_gguf **g) {
+    pt_tokenizer *t = NULL;
     pt_error err;
-    if (pt_model_load(path, &m, &err) != PT_OK) {
+    if (pt_gguf_open(path, g, &err) != PT_OK || pt_tokenizer_load(*g, &t, &err) != PT_OK) {
         fprintf(stderr, "fuzz_tokenizer: %s: %s\n", path, err.msg);
         abort();
     }
-    return m;
+    return t;
 }
 
 static void check(bool ok, const char *what) {
@@ -48,25 +53,24 @@ static void check(bool ok, const char *what) {
 }
 
 /* Decode every token; returns the concatenated bytes (malloc'd) in *out. */
-static size_t decode_all(const pt_model *m, const pt_token *toks, int n, bool render_special,
+static size_t decode_all(const pt_tokenizer *m, const pt_token *toks, int n, bool render_special,
                          char **out) {
-    pt_model_info info;
-    pt_model_get_info(m, &info);
+    int n_vocab = pt_tokenizer_n_vocab(m);
     size_t total = 0, cap = 64;
     char *text = malloc(cap);
     check(text != NULL, "malloc");
     for (int i = 0; i < n; i++) {
-        check(toks[i] >= 0 && toks[i] < info.n_vocab, "token id in range");
+        check(toks[i] >= 0 && toks[i] < n_vocab, "token id in range");
         char small[4 + N_CANARY];
         memset(small, 0x5a, sizeof small);
-        size_t need = pt_token_to_bytes(m, toks[i], render_special, small, 4);
+        size_t need = pt_tokenizer_decode(m, toks[i], render_special, small, 4);
         for (int k = 4; k < 4 + N_CANARY; k++) check(small[k] == 0x5a, "piece written past cap");
         if (total + need + 1 > cap) {
             while (total + need + 1 > cap) cap *= 2;
             text = realloc(text, cap);
             check(text != NULL, "realloc");
         }
-        size_t again = pt_token_to_bytes(m, toks[i], render_special, text + total, need);
+        size_t again = pt_tokenizer_decode(m, toks[i], render_special, text + total, need);
         check(again == need, "piece size stable");
         total += need;
     }
@@ -74,17 +78,17 @@ static size_t decode_all(const pt_model *m, const pt_token *toks, int n, bool re
     return total;
 }
 
-static void fuzz_one(const pt_model *m, bool byte_level, const char *text, size_t len,
+static void fuzz_one(const pt_tokenizer *m, bool byte_level, const char *text, size_t len,
                      bool add_special, bool parse_special, bool render_special) {
     pt_token small[SMALL_CAP + N_CANARY];
     for (int k = 0; k < SMALL_CAP + N_CANARY; k++) small[k] = CANARY;
-    int n = pt_tokenize(m, text, len, add_special, parse_special, small, SMALL_CAP);
+    int n = pt_tokenizer_encode(m, text, len, add_special, parse_special, small, SMALL_CAP);
     for (int k = SMALL_CAP; k < SMALL_CAP + N_CANARY; k++) check(small[k] == CANARY, "id written past cap");
     if (n < 0) return;
     pt_token *all = malloc(((size_t)n + N_CANARY) * sizeof *all);
     check(all != NULL, "malloc");
     for (int k = 0; k < n + N_CANARY; k++) all[k] = CANARY;
-    int n2 = pt_tokenize(m, text, len, add_special, parse_special, all, n);
+    int n2 = pt_tokenizer_encode(m, text, len, add_special, parse_special, all, n);
     check(n2 == n, "count matches with a big enough buffer");
     for (int k = n; k < n + N_CANARY; k++) check(all[k] == CANARY, "id written past cap (big)");
     for (int k = 0; k < n && k < SMALL_CAP; k++) check(all[k] == small[k], "same ids with both buffers");
@@ -97,14 +101,14 @@ static void fuzz_one(const pt_model *m, bool byte_level, const char *text, size_
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (!bpe_model) {
-        bpe_model = load_fixture(PETREL_TEST_DATA_DIR "/tiny_llama.gguf");
-        spm_model = load_fixture(PETREL_TEST_DATA_DIR "/spm_tiny.gguf");
+    if (!bpe_tok) {
+        bpe_tok = load_fixture(PETREL_TEST_DATA_DIR "/tiny_llama.gguf", &bpe_gguf);
+        spm_tok = load_fixture(PETREL_TEST_DATA_DIR "/spm_tiny.gguf", &spm_gguf);
     }
     if (size < 1) return 0;
     uint8_t flags = data[0];
     bool spm = flags & 1;
     const char *text = (const char *)data + 1;
-    fuzz_one(spm ? spm_model : bpe_model, !spm, text, size - 1, flags & 2, flags & 4, flags & 8);
+    fuzz_one(spm ? spm_tok : bpe_tok, !spm, text, size - 1, flags & 2, flags & 4, flags & 8);
     return 0;
 }
