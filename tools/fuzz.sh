@@ -6,7 +6,7 @@
 #   usage: tools/fuzz.sh [SECONDS] [TARGET...]
 #   FUZZ_OUT   where new corpus entries and crash files go
 #              (default build-fuzz/fuzz-out: TARGET/corpus, TARGET/crashes)
-#   CC         the clang to build with (default clang, else clang-14)
+#   FUZZ_CC    the clang to build with (default clang-14, else clang)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -14,9 +14,9 @@ shift || true
 build=build-fuzz
 out=${FUZZ_OUT:-$build/fuzz-out}
 
-cc=${CC:-}
+cc=${FUZZ_CC:-}
 if [ -z "$cc" ]; then
-    if command -v clang >/dev/null; then cc=clang; else cc=clang-14; fi
+    if command -v clang-14 >/dev/null; then cc=clang-14; else cc=clang; fi
 fi
 CC=$cc cmake -S . -B "$build" -DPETREL_FUZZ=ON -DPETREL_TESTS=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
