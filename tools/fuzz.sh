@@ -37,6 +37,9 @@ for t in "${targets[@]}"; do
     args=(-max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -max_len=262144
           -print_final_stats=1 -artifact_prefix="$out/$t/crashes/")
     [ -f "tests/fuzz/dict/$name.dict" ] && args+=(-dict="tests/fuzz/dict/$name.dict")
+    # Extra libFuzzer flags of one target, e.g. fuzz_args closes the stderr
+    # its usage errors go to (libFuzzer still reports crashes).
+    [ -f "tests/fuzz/options/$name.txt" ] && read -r -a extra <"tests/fuzz/options/$name.txt" && args+=("${extra[@]}")
     echo "fuzz: $t for ${seconds}s (new inputs: $out/$t/corpus, crashes: $out/$t/crashes)"
     start=$(date +%s)
     # New inputs go to the scratch corpus; the committed seeds are read only.
