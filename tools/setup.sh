@@ -2,13 +2,14 @@
 # setup.sh — install build dependencies and build petrel.
 #   Debian/Ubuntu: apt-get (with sudo when not root); Termux: pkg.
 #   --test also installs what the test suite needs (tmux for the app tests,
-#   the aarch64 cross compiler and qemu for the arm64 kernel tests).
+#   the aarch64 cross compiler and qemu for the arm64 kernel tests, clang
+#   and its libFuzzer runtime for tools/fuzz.sh).
 #   BUILD_DIR (default build) and CMAKE_ARGS may be set by the caller.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES="build-essential cmake pkg-config libpcre2-dev libncurses-dev libcjson-dev python3 python3-pip"
-DEBIAN_TEST_PACKAGES="tmux gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+DEBIAN_TEST_PACKAGES="tmux gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user clang-14 libclang-rt-14-dev"
 TERMUX_PACKAGES="clang cmake make pkg-config pcre2 ncurses libcjson python"
 TERMUX_TEST_PACKAGES="tmux"
 if [ "${1:-}" = "--test" ]; then

@@ -1,9 +1,57 @@
 #!/usr/bin/env bash
-# test.sh — README command 2: set up, build, fetch the default model and
-# run the whole test suite (ctest). Also used by CI (.ci/run).
+# test.sh — README command 2: set up, build, fetch the default model and run
+# the three test stages. Also used by CI (.ci/run).
+#   1. normal:   the whole ctest suite on the Release build (build/)
+#   2. sanitize: the whole ctest suite again on an ASan+UBSan build
+#                (build-asan/, -DPETREL_SANITIZE=ON)
+#   3. fuzz:     every libFuzzer target for FUZZ_SECONDS (default 60) each
+#                (tools/fuzz.sh, build-fuzz/)
+# usage: tools/test.sh [--only normal|sanitize|fuzz] [CTEST_ARGS...]
+# Each stage's wall time is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+only=""
+if [ "${1:-}" = "--only" ]; then
+    only=${2:?"--only wants normal, sanitize or fuzz"}
+    shift 2
+fi
+case "$only" in ""|normal|sanitize|fuzz) ;; *) echo "test.sh: unknown stage '$only'" >&2; exit 2 ;; esac
+jobs=$(nproc 2>/dev/null || echo 2)
+
 bash tools/setup.sh --test
 PETREL_SMOLLM2=$(python3 tools/fetch_model.py)
 export PETREL_SMOLLM2
-ctest --test-dir build --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" "$@"
+
+timings=""
+run_stage() { # name command...
+    local name=$1 start=$SECONDS
+    shift
+    [ -z "$only" ] || [ "$only" = "$name" ] || return 0
+    echo "== test stage: $name"
+    "$@"
+    timings="$timings$name: $((SECONDS - start))s\n"
+}
+
+normal_suite() {
+    ctest --test-dir build --output-on-failure -j"$jobs" "$@"
+}
+
+# Sanitizer reports end the run (leaks included) with a stack; the
+# shell tests' petrel binary runs under the same options.
+sanitize_suite() {
+    cmake -S . -B build-asan -DPETREL_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build build-asan -j"$jobs"
+    ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1:print_stacktrace=1:detect_stack_use_after_return=0 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        ctest --test-dir build-asan --output-on-failure -j"$jobs" "$@"
+}
+
+fuzz_smoke() {
+    bash tools/fuzz.sh "${FUZZ_SECONDS:-60}"
+}
+
+run_stage normal normal_suite "$@"
+run_stage sanitize sanitize_suite "$@"
+run_stage fuzz fuzz_smoke
+printf "== test stage times\n$timings"
