@@ -199,8 +199,8 @@ grep -q '^petrel: the message is too long for the context window$' "$TMP/err" &&
 
 # ---- 7. model paths that are not model files ----------------------------------
 : >"$TMP/empty.gguf"
-for case in "$TMP|cannot open '$TMP': it is a directory" \
-            "/dev/zero|cannot open '/dev/zero': not a regular file" \
+for case in "$TMP|cannot open '$TMP': it is a directory, not a regular file" \
+            "/dev/zero|cannot open '/dev/zero': it is a character device, not a regular file" \
             "$TMP/empty.gguf|gguf: '$TMP/empty.gguf' is empty \(0 bytes\)"; do
     f=${case%%|*} msg=${case#*|}
     expect_exit 1 "info $f" -- timeout 20 "$BIN" info "$f"

@@ -80,26 +80,28 @@ ng=${ng:-0}; np=${np:-0}
 tui_check "a reply of 16..128 tokens (generated $ng)" [ "$ng" -ge 16 ] && [ "$ng" -le 128 ]
 tui_check "a long prompt (prompt $np tokens)" [ "$np" -ge 200 ]
 
-# decode: the tokens after the first arrive over [t_first, t_done]; each
-# end is known to ~0.1 s (polling every 50 ms, frames at most every 33 ms,
-# a tmux round trip), so the tolerance is 25% plus what 0.2 s is of the span
-wall=$(tui_calc "$t_done - $t_first")
-meas=$(tui_calc "($ng - 1) / $wall")
-tol=$(tui_calc "0.25 + 0.2 / $wall")
-echo "# measured: $((ng - 1)) tokens in ${wall}s = $meas t/s (tolerance $tol)"
-tui_check "decode tok/s ${dc:-?} matches measured $meas" \
-    tui_true "${dc:-0} >= $meas * (1 - $tol) && ${dc:-0} <= $meas * (1 + $tol)"
-
-# TTFT: Enter to first text, as seen from outside
-mttft=$(tui_calc "$t_first - $t_enter")
-echo "# measured TTFT ${mttft}s"
-tui_check "TTFT ${ttft:-?}s matches measured ${mttft}s (0.15 s + 25%)" \
-    tui_true "${ttft:--1} >= 0 && ${ttft:-0} <= $mttft * 1.25 + 0.15 && ${ttft:-0} >= $mttft * 0.75 - 0.15"
-# prefill: the prompt tokens over (about) the time to first token
-mpf=$(tui_calc "$np / $mttft")
-tol=$(tui_calc "0.3 + 0.15 / $mttft")
-tui_check "prefill tok/s ${pf:-?} matches measured $mpf (prompt tokens / TTFT, tolerance $tol)" \
-    tui_true "${pf:-0} >= $mpf * (1 - $tol) && ${pf:-0} <= $mpf * (1 + $tol)"
+# The app's clocks run inside the window this test sees from outside: it
+# gets Enter after t_enter, and the first text and the end are on screen
+# only after the app timed them. So, whatever the load on the machine (a
+# busy machine only widens the outside window):
+#   the shown TTFT is at most t_first - t_enter;
+#   prefill >= prompt tokens / (t_first - t_enter);
+#   decode >= (generated - 1) / (t_done - t_enter).
+# The shown numbers must also agree with each other: the prefill is part
+# of the time to the first token, so prefill >= prompt tokens / TTFT (to
+# the rounding of the display: 3 digits, TTFT to 10 ms). No check here
+# depends on how fast the machine is.
+slack=0.05   # tmux's screen copy may lag the app's clock by a frame
+mttft=$(tui_calc "$t_first - $t_enter + $slack")
+echo "# outside: TTFT <= ${mttft}s, reply done by $(tui_calc "$t_done - $t_enter")s"
+tui_check "TTFT ${ttft:-?}s within the outside window ${mttft}s" \
+    tui_true "${ttft:--1} > 0 && ${ttft:-0} <= $mttft"
+tui_check "prefill tok/s ${pf:-?} >= prompt $np / outside TTFT $mttft" \
+    tui_true "${pf:-0} > 0 && ${pf:-0} >= $np / $mttft * 0.99"
+tui_check "decode tok/s ${dc:-?} >= $((ng - 1)) tokens / outside span" \
+    tui_true "${dc:-0} > 0 && ${dc:-0} >= ($ng - 1) / ($t_done - $t_enter + $slack) * 0.99"
+tui_check "prefill ${pf:-?} >= prompt $np / shown TTFT ${ttft:-?}" \
+    tui_true "${ttft:-0} > 0 && ${pf:-0} >= $np / (${ttft:-1} + 0.01) * 0.99"
 
 # context: what the engine holds is the prompt and the reply
 tui_check "context used ${used:-?} = prompt $np + reply $ng (or one less)" \

@@ -72,7 +72,7 @@ static void load_through_memfd(const uint8_t *data, size_t size) {
         snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
         pt_model *model = NULL;
         pt_error err;
-        if (pt_model_load(path, &model, &err) == PT_OK) {
+        if (pt_model_load(path, NULL, &model, &err) == PT_OK) {
             use_model(model);
             pt_model_free(model);
         }
