@@ -21,7 +21,11 @@ copy_out() {
   [ -f $CK/vae_recon.png ] && cp $CK/vae_recon.png $OUT/ || true
 }
 case $MODE in
-smoke_vae_unet)
+smoke_vae_profile)
+  python3 $D/profile_unet.py $CK 512
+  python3 $D/train.py --stage unet --ck $CK --deadline $DEADLINE --keep_state --sheet $OUT/sheet.png "$@"
+  copy_out ;;
+unet)
   python3 $D/train.py --stage vae --ck $CK --deadline $((START + ${VAE_S:-240})) --reserve 10 --batch 32 --lr 3e-4 --keep_state --pool 100000
   python3 $D/train.py --stage unet --ck $CK --deadline $DEADLINE --keep_state --sheet $OUT/sheet.png "$@"
   copy_out ;;
@@ -35,12 +39,20 @@ vae)
   python3 $D/sample.py --ck $S --out /tmp/s2.png --steps 10 --size 320x256 --scheduler euler
   python3 $D/train.py --stage vae --ck $CK --deadline $DEADLINE --batch 32 --lr 3e-4 --keep_state --pool 100000 "$@"
   copy_out ;;
-vae_unet)
+vae_profile)
+  python3 $D/profile_unet.py $CK 512
+  python3 $D/train.py --stage unet --ck $CK --deadline $DEADLINE --keep_state --sheet $OUT/sheet.png "$@"
+  copy_out ;;
+unet)
   python3 $D/train.py --stage vae --ck $CK --deadline $((START + ${VAE_S:-240})) --reserve 10 --batch 32 --lr 3e-4 --keep_state --pool 100000
   python3 $D/train.py --stage unet --ck $CK --deadline $DEADLINE --keep_state --sheet $OUT/sheet.png "$@"
   copy_out ;;
 vae)
   python3 $D/train.py --stage vae --ck $CK --deadline $DEADLINE --batch 32 --lr 3e-4 --keep_state --pool 100000 "$@"
+  copy_out ;;
+profile)
+  python3 $D/profile_unet.py $CK 512
+  python3 $D/train.py --stage unet --ck $CK --deadline $DEADLINE --keep_state --sheet $OUT/sheet.png "$@"
   copy_out ;;
 unet)
   python3 $D/train.py --stage unet --ck $CK --deadline $DEADLINE --keep_state --sheet $OUT/sheet.png "$@"
