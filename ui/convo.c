@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,11 +150,13 @@ char *pt_convo_to_json(const pt_convo *c, const pt_chat_settings *s, const char 
 }
 
 static void load_setting(pt_chat_settings *s, const pt_slash_setting *st, double v) {
-    if (v < st->min || (st->max > st->min && v > st->max)) return;  /* ignore out-of-range values */
+    /* ignore out-of-range values (1e309 parses as infinity; a seed has no
+     * max but must fit in a uint64_t: converting it otherwise is undefined) */
+    if (!isfinite(v) || v < st->min || (st->max > st->min && v > st->max)) return;
     char *p = (char *)s + st->offset;
     if (st->type == 'f') { float f = (float)v; memcpy(p, &f, sizeof f); }
     else if (st->type == 'i') { int i = (int)v; memcpy(p, &i, sizeof i); }
-    else if (v >= 0) { uint64_t u = (uint64_t)v; memcpy(p, &u, sizeof u); }
+    else if (v >= 0 && v < 18446744073709551616.0) { uint64_t u = (uint64_t)v; memcpy(p, &u, sizeof u); }
 }
 
 bool pt_convo_from_json(pt_convo *c, pt_chat_settings *s, const char *json,
