@@ -127,6 +127,11 @@ static void usage(FILE *f) {
 
 /* Append the values of one list argument ("first[-last[(+|*)step]]"
  * items separated by commas) to l. Values below lo are rejected. */
+/* Bounds on what lists may ask for: "-n 1-16777216" would otherwise mean
+ * 16M values and, crossed with the other lists, gigabytes of test entries. */
+#define BENCH_MAX_VALUES 1024
+#define BENCH_MAX_TESTS 65536
+
 static bool parse_int_list(const char *s, int lo, int_list *l) {
     if (!*s) return false;
     while (*s) {
@@ -156,7 +161,7 @@ static bool parse_int_list(const char *s, int lo, int_list *l) {
         }
         if (last < first || (op == '*' && (step < 2 || first < 1))) return false;
         for (long x = first; x <= last; x = op == '+' ? x + step : x * step)
-            if (!int_push(l, (int)x)) return false;
+            if (l->n >= BENCH_MAX_VALUES || !int_push(l, (int)x)) return false;
         s += len;
         if (*s == ',') {
             s++;
@@ -219,8 +224,8 @@ static int parse_args(int argc, char **argv, bench_opts *o, bool *done) {
         if (!(v = arg_value(argc, argv, &i))) return 2;
         if (list) {
             if (!parse_int_list(v, lo, list)) {
-                app_error("bench: bad value '%s' for %s (want integers >= %d, e.g. 64,512 or 64-512*2)",
-                          v, a, lo);
+                app_error("bench: bad value '%s' for %s (want at most %d integers >= %d, e.g. "
+                          "64,512 or 64-512*2)", v, a, BENCH_MAX_VALUES, lo);
                 return 2;
             }
         } else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
@@ -784,6 +789,10 @@ static bool list_tests(const bench_opts *o, bench_test **out, int *n_out) {
                                 int pp = kind == 0 ? o->n_prompt.v[i] : kind == 1 ? 0 : o->pg.v[2 * i];
                                 int tg = kind == 0 ? 0 : kind == 1 ? o->n_gen.v[i] : o->pg.v[2 * i + 1];
                                 if (pp == 0 && tg == 0) continue;
+                                if (n == BENCH_MAX_TESTS) {
+                                    free(v);
+                                    return false;
+                                }
                                 if (n == cap) {
                                     cap = cap ? 2 * cap : 16;
                                     bench_test *nv = realloc(v, (size_t)cap * sizeof *nv);
@@ -825,7 +834,7 @@ int cmd_bench(int argc, char **argv) {
     bench_test *tests = NULL;
     int n_tests = 0, max_batch = 1;
     if (!list_tests(&o, &tests, &n_tests)) {
-        app_error("bench: out of memory");
+        app_error("bench: the lists ask for more than %d tests, or out of memory", BENCH_MAX_TESTS);
         opts_free(&o);
         return 1;
     }

@@ -83,11 +83,14 @@ expect_exit 0 "--help" -- "$BIN" bench --help
 grep -q -- '-pg PP,TG' "$TMP/out" && ok || bad "bench --help lacks -pg"
 
 # ---- usage errors: exit 2, one line -------------------------------------------
-for args in "-p abc" "-p 8," "-p 8-4" "-n -1" "-o xml" "-pg 5" "-pg 5,x" "-r 0" "-t 0" "-b 0" "--frobnicate" "-p" "stray"; do
+for args in "-p abc" "-p 8," "-p 8-4" "-n -1" "-o xml" "-pg 5" "-pg 5,x" "-r 0" "-t 0" "-b 0" "--frobnicate" "-p" "stray" "-n 1-16777216" "-p 1-1025"; do
     # shellcheck disable=SC2086
     expect_exit 2 "bench $args" -- "$BIN" bench -m "$MODEL" $args
     one_line_error "bench $args"
 done
+# a cross product of lists past 65536 tests (found by tests/fuzz/fuzz_args.c)
+expect_exit 1 "too many tests" -- "$BIN" bench -m "$MODEL" -p 1-1024 -n 0 -t 1-1024 -r 1
+one_line_error "too many tests"
 expect_exit 1 "missing model" -- "$BIN" bench -m "$TMP/nope.gguf" -p 8 -n 0 -r 1
 one_line_error "missing model"
 
