@@ -76,6 +76,7 @@ typedef struct pt_app {
     bool mouse;
     bool paste;                 /* inside a bracketed paste (keypad decoding off) */
     int paste_match;            /* bytes of the paste's end marker seen so far */
+    double paste_t;            /* when the last pasted character came */
     char status[320];
     bool status_err;
     double status_t;

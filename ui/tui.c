@@ -608,7 +608,25 @@ static const char paste_end[] = "\033[201~";
 static void paste_begin(pt_app *a) {
     a->paste = true;
     a->paste_match = 0;
+    a->paste_t = pt_ui_now();
     keypad(stdscr, FALSE);
+}
+
+/* Leave paste mode: the marker seen so far was text. */
+static void paste_finish(pt_app *a) {
+    for (int i = 0; i < a->paste_match; i++) pt_editor_insert(&a->ed, &paste_end[i], 1);
+    a->paste = false;
+    a->paste_match = 0;
+    keypad(stdscr, TRUE);
+}
+
+/* A terminal sends a paste in one burst. When its end marker never comes
+ * (binary junk: a stray UTF-8 lead byte makes get_wch swallow the marker's
+ * ESC) the paste is over once no input came for PASTE_IDLE_S seconds;
+ * without this every later key would be taken as text. */
+#define PASTE_IDLE_S 1.0
+static void paste_check_idle(pt_app *a, double now) {
+    if (a->paste && now - a->paste_t >= PASTE_IDLE_S) paste_finish(a);
 }
 
 static void paste_text(pt_app *a, int k) {
@@ -619,10 +637,11 @@ static void paste_text(pt_app *a, int k) {
 }
 
 static void paste_char(pt_app *a, int k) {
+    a->paste_t = pt_ui_now();
     if (k == paste_end[a->paste_match]) {
         if (paste_end[++a->paste_match] == 0) {
-            a->paste = false;
-            keypad(stdscr, TRUE);
+            a->paste_match = 0;
+            paste_finish(a);
         }
         return;
     }
@@ -675,6 +694,7 @@ static void read_keys(pt_app *a) {
 /* ---- periodic work ---- */
 
 static void tick(pt_app *a, double now) {
+    paste_check_idle(a, now);
     if (now - a->proc_t >= 0.5) {
         if (pt_term_check_size()) a->dirty = true;   /* a resize without a signal */
         uint64_t rss, peak;
