@@ -4,6 +4,7 @@
 # usage: bash .gpu/demo_sd/gpu_run.sh MODE [EXTRA train.py ARGS]
 #   MODE smoke_vae: smoke-test everything on tiny step counts, then train the VAE
 #   MODE vae      : more VAE training
+#   MODE profile  : where a UNet step's time goes, then UNet training
 #   MODE unet     : text encoder + UNet training
 #   MODE eval     : shorter UNet training, then contact sheet + held-out evaluation
 # Writes the checkpoint files (fp16 shards, meta.json, losses.csv) and pictures to $OUT.
@@ -21,15 +22,7 @@ copy_out() {
   [ -f $CK/vae_recon.png ] && cp $CK/vae_recon.png $OUT/ || true
 }
 case $MODE in
-smoke_vae_profile)
-  python3 $D/profile_unet.py $CK 512
-  python3 $D/train.py --stage unet --ck $CK --deadline $DEADLINE --keep_state --sheet $OUT/sheet.png "$@"
-  copy_out ;;
-unet)
-  python3 $D/train.py --stage vae --ck $CK --deadline $((START + ${VAE_S:-240})) --reserve 10 --batch 32 --lr 3e-4 --keep_state --pool 100000
-  python3 $D/train.py --stage unet --ck $CK --deadline $DEADLINE --keep_state --sheet $OUT/sheet.png "$@"
-  copy_out ;;
-vae)
+smoke_vae)
   python3 -c "import torch, PIL, regex, filelock, diffusers, transformers; print('torch', torch.__version__, 'diffusers', diffusers.__version__, 'transformers', transformers.__version__, 'PIL', PIL.__version__, torch.cuda.get_device_name())"
   python3 $D/check_render.py $OUT/gt.png 24
   S=/tmp/smoke; rm -rf $S
@@ -38,14 +31,6 @@ vae)
   python3 $D/train.py --stage unet --ck $S --max_steps 120 --pool 4096 --log_every 20 --keep_state --latent_pool 2048 --compile --sheet $OUT/smoke_sheet.png
   python3 $D/sample.py --ck $S --out /tmp/s2.png --steps 10 --size 320x256 --scheduler euler
   python3 $D/train.py --stage vae --ck $CK --deadline $DEADLINE --batch 32 --lr 3e-4 --keep_state --pool 100000 "$@"
-  copy_out ;;
-vae_profile)
-  python3 $D/profile_unet.py $CK 512
-  python3 $D/train.py --stage unet --ck $CK --deadline $DEADLINE --keep_state --sheet $OUT/sheet.png "$@"
-  copy_out ;;
-unet)
-  python3 $D/train.py --stage vae --ck $CK --deadline $((START + ${VAE_S:-240})) --reserve 10 --batch 32 --lr 3e-4 --keep_state --pool 100000
-  python3 $D/train.py --stage unet --ck $CK --deadline $DEADLINE --keep_state --sheet $OUT/sheet.png "$@"
   copy_out ;;
 vae)
   python3 $D/train.py --stage vae --ck $CK --deadline $DEADLINE --batch 32 --lr 3e-4 --keep_state --pool 100000 "$@"
@@ -62,5 +47,6 @@ eval)
   cp $CK/weights-*.safetensors $CK/meta.json $CK/losses.csv $OUT/
   python3 $D/sample.py --ck $CK --out $OUT/sheet.png --seeds 0,1
   python3 $D/evaluate.py --gt --ck $CK --out $OUT/eval.json --sheet $OUT/eval_sheet.png ;;
+*) echo "gpu_run.sh: unknown mode $MODE" >&2; exit 2 ;;
 esac
 ls -la $OUT
