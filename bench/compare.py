@@ -802,8 +802,9 @@ def main():
             with open(a.results, "a") as f:
                 f.write("\n" + doc)
         else:
+            kept = other_machines(a.results, meta["cpu"])  # read before "w" empties the file
             with open(a.results, "w") as f:
-                f.write(RESULTS_HEAD + doc + "".join("\n" + sec for sec in other_machines(a.results, meta["cpu"])))
+                f.write(RESULTS_HEAD + doc + "".join("\n" + sec for sec in kept))
         log(f"wrote {a.results}")
 
 
