@@ -1,7 +1,7 @@
 #!/bin/bash
-# Runs on the lent GPU machine, from the repository root, with this folder copied to
-# .gpu/demo_sd, the latest checkpoint (if any) in .gpu/ckpt and wheels in .whl.
-# usage: bash .gpu/demo_sd/gpu_run.sh MODE [EXTRA train.py ARGS]
+# Runs on the lent GPU machine, from the repository root, with the diffusers
+# wheel in .whl and, optionally, a checkpoint newer than the committed one in
+# .gpu/ckpt. usage: bash tools/demo_sd/gpu_run.sh MODE [EXTRA train.py ARGS]
 #   MODE smoke_vae: smoke-test everything on tiny step counts, then train the VAE
 #   MODE vae      : more VAE training
 #   MODE profile  : where a UNet step's time goes, then UNet training
@@ -14,9 +14,16 @@ DEADLINE=$((START + ${LIMIT:-585}))
 MODE=$1; shift
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-D=.gpu/demo_sd
+D=$(dirname "$0")   # tools/demo_sd travels with the working tree (or a copy in .gpu/demo_sd)
 CK=/tmp/ck
-if [ ! -f $CK/meta.json ] && [ -f .gpu/ckpt/meta.json ]; then mkdir -p $CK; cp .gpu/ckpt/* $CK/; fi
+# resume from a newer checkpoint brought back into .gpu/ckpt, else from the
+# committed one (tools/demo_sd/ckpt travels with the tree: copying it to
+# .gpu as well would put the tree over the device's 64 MiB)
+if [ ! -f $CK/meta.json ]; then
+  for src in .gpu/ckpt tools/demo_sd/ckpt; do
+    if [ -f $src/meta.json ]; then mkdir -p $CK; cp $src/* $CK/; break; fi
+  done
+fi
 copy_out() {
   cp $CK/weights-*.safetensors $CK/meta.json $CK/losses.csv $OUT/
   [ -f $CK/vae_recon.png ] && cp $CK/vae_recon.png $OUT/ || true
