@@ -20,13 +20,8 @@ pt_context_params pt_context_default_params(void) {
 static pt_status read_context_params(const pt_context_params *given, pt_context_params *p,
                                      pt_error *err) {
     *p = pt_context_default_params();
-    if (!given) return PT_OK;
-    if (given->size < sizeof given->size || given->size > sizeof *p)
-        return pt_fail(err, PT_ERR_ARG,
-                       "pt_context_params.size is %zu, this library knows %zu bytes "
-                       "(start from pt_context_default_params())", given->size, sizeof *p);
-    memcpy(p, given, given->size);
-    p->size = sizeof *p;
+    pt_status st = pt_params_overlay(p, sizeof *p, given, "pt_context_params", err);
+    if (st != PT_OK) return st;
     if (p->kv_type != PT_KV_F32)
         return pt_fail(err, PT_ERR_UNSUPPORTED, "KV cache type %d is not available (only F32)",
                        (int)p->kv_type);

@@ -38,13 +38,8 @@ pt_model_params pt_model_default_params(void) {
  * library's struct is refused (a newer caller's fields would be ignored). */
 static pt_status read_model_params(const pt_model_params *given, pt_model_params *p, pt_error *err) {
     *p = pt_model_default_params();
-    if (!given) return PT_OK;
-    if (given->size < sizeof given->size || given->size > sizeof *p)
-        return pt_fail(err, PT_ERR_ARG,
-                       "pt_model_params.size is %zu, this library knows %zu bytes "
-                       "(start from pt_model_default_params())", given->size, sizeof *p);
-    memcpy(p, given, given->size);
-    p->size = sizeof *p;
+    pt_status st = pt_params_overlay(p, sizeof *p, given, "pt_model_params", err);
+    if (st != PT_OK) return st;
     if (p->backend != PT_BACKEND_CPU)
         return pt_fail(err, PT_ERR_UNSUPPORTED, "backend %d is not available (only the CPU)",
                        (int)p->backend);

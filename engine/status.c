@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *pt_status_name(pt_status s) {
     switch (s) {
@@ -28,4 +29,17 @@ pt_status pt_fail(pt_error *err, pt_status code, const char *fmt, ...) {
         va_end(ap);
     }
     return code;
+}
+
+pt_status pt_params_overlay(void *dst, size_t dst_size, const void *given, const char *what,
+                            pt_error *err) {
+    if (!given) return PT_OK;
+    size_t size;
+    memcpy(&size, given, sizeof size); /* the leading size field */
+    if (size < sizeof size || size > dst_size)
+        return pt_fail(err, PT_ERR_ARG, "%s.size is %zu, this library knows %zu bytes (start from its defaults)",
+                       what, size, dst_size);
+    memcpy(dst, given, size);
+    memcpy(dst, &dst_size, sizeof dst_size);
+    return PT_OK;
 }

@@ -9,4 +9,14 @@
 pt_status pt_fail(pt_error *err, pt_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A caller's versioned params struct (its first field is `size_t size`,
+ * see pt_model_params in petrel.h) over the defaults already in dst, which
+ * is dst_size bytes: only the caller's first `size` bytes are read (an
+ * older caller knows fewer fields), a size larger than this library's
+ * struct is refused (a newer caller's fields would be ignored), and
+ * dst's size field is set to dst_size. `what` names the struct in the
+ * message ("pt_model_params"). given NULL: dst stays the defaults. */
+pt_status pt_params_overlay(void *dst, size_t dst_size, const void *given, const char *what,
+                            pt_error *err);
+
 #endif
