@@ -612,11 +612,21 @@ static void paste_begin(pt_app *a) {
     keypad(stdscr, FALSE);
 }
 
-/* Leave paste mode: the marker seen so far was text. */
-static void paste_finish(pt_app *a) {
-    for (int i = 0; i < a->paste_match; i++) pt_editor_insert(&a->ed, &paste_end[i], 1);
-    a->paste = false;
+static void paste_text(pt_app *a, int k) {
+    pt_editor *e = &a->ed;
+    if (k == '\r' || k == '\n') pt_editor_insert(e, "\n", 1);
+    else if (k == '\t') pt_editor_insert(e, "    ", 4);
+    else pt_editor_insert_cp(e, (uint32_t)k);
+}
+
+/* The part of the end marker seen so far was text after all. */
+static void paste_flush_match(pt_app *a) {
+    for (int i = 0; i < a->paste_match; i++) paste_text(a, paste_end[i]);
     a->paste_match = 0;
+}
+
+static void paste_finish(pt_app *a) {
+    a->paste = false;
     keypad(stdscr, TRUE);
 }
 
@@ -626,14 +636,9 @@ static void paste_finish(pt_app *a) {
  * without this every later key would be taken as text. */
 #define PASTE_IDLE_S 1.0
 static void paste_check_idle(pt_app *a, double now) {
-    if (a->paste && now - a->paste_t >= PASTE_IDLE_S) paste_finish(a);
-}
-
-static void paste_text(pt_app *a, int k) {
-    pt_editor *e = &a->ed;
-    if (k == '\r' || k == '\n') pt_editor_insert(e, "\n", 1);
-    else if (k == '\t') pt_editor_insert(e, "    ", 4);
-    else pt_editor_insert_cp(e, (uint32_t)k);
+    if (!a->paste || now - a->paste_t < PASTE_IDLE_S) return;
+    paste_flush_match(a);
+    paste_finish(a);
 }
 
 static void paste_char(pt_app *a, int k) {
@@ -645,8 +650,7 @@ static void paste_char(pt_app *a, int k) {
         }
         return;
     }
-    /* the part of the marker seen so far was text after all */
-    for (int i = 0; i < a->paste_match; i++) paste_text(a, paste_end[i]);
+    paste_flush_match(a);
     a->paste_match = k == paste_end[0] ? 1 : 0;
     if (!a->paste_match) paste_text(a, k);
 }
