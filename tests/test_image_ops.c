@@ -434,11 +434,16 @@ static void test_attention_full(void) {
         pt_attn_full_ref(want, os, q, qs, n_q, k, D, v, vs, n_kv, D, scale);
         float *scratch = fmalloc((int64_t)pt_attn_scratch_floats(n_q, D));
         float *plain = NULL;
-        for (int vi = 0; vi < n_cpus; vi++) {
-            const char *vn = pt_cpu_variant_name(cpus[vi].variant);
+        /* first the plain variant without FMA instructions (scalar fmaf
+         * code on x86-64), then every variant this CPU runs */
+        pt_cpu no_fma = cpus[0];
+        no_fma.fma = false;
+        for (int vi = -1; vi < n_cpus; vi++) {
+            const pt_cpu *cv = vi < 0 ? &no_fma : &cpus[vi];
+            const char *vn = vi < 0 ? "ref without fma" : pt_cpu_variant_name(cv->variant);
             float *out = fmalloc(n_q * os);
             for (int64_t i = 0; i < n_q * os; i++) out[i] = -7.0f;
-            pt_attn_full(&cpus[vi], out, os, q, qs, n_q, kt, kbs, v, vs, n_kv, D, scale, scratch);
+            pt_attn_full(cv, out, os, q, qs, n_q, kt, kbs, v, vs, n_kv, D, scale, scratch);
             if (!plain) {
                 /* Bound against the double oracle: a score is off by up to
                  * ~(D + 4) ulp of its terms' size (smag), scaling its
