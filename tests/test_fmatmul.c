@@ -104,15 +104,20 @@ int main(void) {
             }
         CHECK(ok, "%s: oracle off the double product", what);
 
-        for (int v = 0; v < n_cpus; v++) {
-            const char *vn = pt_cpu_variant_name(cpus[v].variant);
+        /* the plain variant without FMA / F16C (the scalar oracle's own
+         * code on x86-64), then every variant this CPU runs */
+        pt_cpu plain = cpus[0];
+        plain.fma = plain.f16c = false;
+        for (int v = -1; v < n_cpus; v++) {
+            const pt_cpu *cv = v < 0 ? &plain : &cpus[v];
+            const char *vn = v < 0 ? "ref without fma" : pt_cpu_variant_name(cv->variant);
             float *y = malloc((size_t)(n * rows) * sizeof(float));
             for (int64_t i = 0; i < n * rows; i++) y[i] = NAN;
             /* rows in random pieces, as threads split them */
             for (int64_t r0 = 0; r0 < rows;) {
                 int64_t r1 = r0 + 1 + irand(9);
                 r1 = r1 < rows ? r1 : rows;
-                pt_fmatmul(&cpus[v], type, w, rows, cols, x, n, y, r0, r1);
+                pt_fmatmul(cv, type, w, rows, cols, x, n, y, r0, r1);
                 r0 = r1;
             }
             CHECK(memcmp(y, ref, (size_t)(n * rows) * sizeof(float)) == 0, "%s [%s]: not bitwise the oracle", what, vn);

@@ -129,6 +129,39 @@ void pt_fmatmul_ref(uint32_t type, const void *w, int64_t rows, int64_t cols, co
 #undef FR
 #undef FT_TOK
 
+/* The plain variant on a CPU with FMA3 and F16C (PETREL_CPU=ref on any
+ * AVX2-class machine): 4-lane SSE vectors, four per sum; 1 row x 3 tokens
+ * (12 of the 16 xmm registers). Bitwise the scalar oracle, which an
+ * x86-64 without those instructions runs. */
+#define FW 4
+#define FN(x) x##_sse
+#define FT __attribute__((target("fma,f16c")))
+#define FV __m128
+#define F_ZERO _mm_setzero_ps()
+#define F_FMA(a, b, c) _mm_fmadd_ps((a), (b), (c))
+#define F_LOADX(p) _mm_loadu_ps(p)
+#define F_LOADW_F32(p) _mm_loadu_ps(p)
+#define F_LOADW_F16(p) _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
+#define F_LOADW_BF16(p) \
+    _mm_castsi128_ps(_mm_slli_epi32(_mm_unpacklo_epi16(_mm_loadl_epi64((const __m128i *)(const void *)(p)), _mm_setzero_si128()), 16))
+#define F_STORE(p, v) _mm_storeu_ps((p), (v))
+#define FR 1
+#define FT_TOK 3
+#include "fmatmul_body.h"
+#undef FW
+#undef FN
+#undef FT
+#undef FV
+#undef F_ZERO
+#undef F_FMA
+#undef F_LOADX
+#undef F_LOADW_F32
+#undef F_LOADW_F16
+#undef F_LOADW_BF16
+#undef F_STORE
+#undef FR
+#undef FT_TOK
+
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 
@@ -158,7 +191,12 @@ void pt_fmatmul(const pt_cpu *cpu, uint32_t type, const void *w, int64_t rows, i
     case PT_CPU_AVXVNNI: run_avx2(type, w, rows, cols, x, n, y, r0, r1); return;
     case PT_CPU_AVX512VNNI:
     case PT_CPU_AMX: run_avx512(type, w, rows, cols, x, n, y, r0, r1); return;
-    default: break;
+    default:
+        if (cpu && cpu->fma && cpu->f16c) {
+            run_sse(type, w, rows, cols, x, n, y, r0, r1);
+            return;
+        }
+        break;
 #elif defined(__aarch64__)
     default: run_neon(type, w, rows, cols, x, n, y, r0, r1); return;
 #else
