@@ -525,6 +525,9 @@ typedef struct pt_image_params {
     const float *init_latent;
     pt_image_noise_fn noise_fn; /* NULL: ancestral noise from the seed */
     void *noise_user;
+    /* NULL, or room for [4][height/8][width/8] floats (NCHW) that receive
+     * the final latent, before decoding. For tests. */
+    float *out_latent;
 } pt_image_params;
 
 #define PT_IMAGE_MAX_PROMPT 65536
