@@ -196,7 +196,7 @@ pt_status sd_linear_run_n(sd_runtime *rt, const sd_linear *const *l, float *cons
 
 /* ---- Conv2d ------------------------------------------------------------- */
 
-/* k x k convolution, stride 1 or 2, zero padding `pad`, with bias. */
+/* k x k convolution, stride 1 or 2, zero padding `pad`, with or without bias. */
 typedef struct sd_conv {
     sd_linear mm;      /* [c_out x k_pad], each row in (ky, kx, c_in) order,
                         * c_in fastest, zero-padded from k*k*c_in to k_pad;
@@ -205,7 +205,8 @@ typedef struct sd_conv {
 } sd_conv;
 
 /* Load prefix.weight (torch [c_out][c_in][k][k], reordered at load; or
- * SD_LAYOUT_CONV_OHWI_PAD, taken as it is) and prefix.bias ([c_out]). */
+ * SD_LAYOUT_CONV_OHWI_PAD, taken as it is) and prefix.bias ([c_out]) when
+ * present: a conv without one (TAESD's) has mm.bias NULL. */
 pt_status sd_conv_load(sd_runtime *rt, const sd_weights *w, const char *prefix, int c_in,
                        int c_out, int k, int stride, int pad, sd_conv *c, pt_error *err);
 void sd_conv_free(sd_runtime *rt, sd_conv *c);

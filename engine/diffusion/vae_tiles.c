@@ -40,6 +40,16 @@ static float axis_weight(const int *st, int k, int len, int scale, int i, int p)
     return wgt;
 }
 
+uint64_t sd_decode_tiled_bytes(int h, int w, int c_lat, int scale, int c_out, int tile) {
+    if (h < 1 || w < 1 || tile < 1) return 0;
+    uint64_t th = (uint64_t)(h < tile ? h : tile), tw = (uint64_t)(w < tile ? w : tile);
+    uint64_t H = (uint64_t)h * scale, W = (uint64_t)w * scale;
+    /* tl, to; wy, sum_y, wx, sum_x; the two plans */
+    return (th * tw * (uint64_t)c_lat + th * tw * (uint64_t)scale * scale * c_out + 2 * H + 2 * W) *
+               sizeof(float) +
+           sizeof(int) * (uint64_t)(h + w);
+}
+
 pt_status sd_decode_tiled(sd_tile_decode_fn fn, void *ctx, const float *lat, int h, int w,
                           int c_lat, int scale, int c_out, int tile, int overlap, float *out,
                           uint64_t *peak_bytes, pt_error *err) {
@@ -75,9 +85,7 @@ pt_status sd_decode_tiled(sd_tile_decode_fn fn, void *ctx, const float *lat, int
         st = pt_fail(err, PT_ERR_NOMEM, "tiled decode: out of memory for a %dx%d tile", th, tw);
         goto done;
     }
-    if (peak_bytes)
-        *peak_bytes = (tl_n + to_n + 3 * (uint64_t)H + 3 * (uint64_t)W) * sizeof(float) +
-                      sizeof(int) * (uint64_t)(h + w);
+    if (peak_bytes) *peak_bytes = sd_decode_tiled_bytes(h, w, c_lat, scale, c_out, tile);
     for (int i = 0; i < ky; i++)
         for (int64_t y = 0; y < H; y++) sum_y[y] += axis_weight(sy, ky, th, scale, i, (int)y);
     for (int i = 0; i < kx; i++)

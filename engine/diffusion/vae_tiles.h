@@ -49,11 +49,16 @@ typedef pt_status (*sd_tile_decode_fn)(void *ctx, const float *lat, int h, int w
  * min(n, t). */
 int sd_tiles_plan(int n, int t, int o, int *start, int max_tiles);
 
+/* Bytes sd_decode_tiled allocates itself for these arguments (one tile's
+ * latent and output, the axis weights and the plan), not counting what fn
+ * allocates: the caller's memory accounting adds it around the call. */
+uint64_t sd_decode_tiled_bytes(int h, int w, int c_lat, int scale, int c_out, int tile);
+
 /* Decode latent lat (HWC h x w x c_lat) into out (HWC scale*h x scale*w x
  * c_out) tile by tile with tiles of tile x tile latent pixels overlapping
  * by overlap (see above). Allocates one tile's latent and output and the
  * axis weights; *peak_bytes (may be NULL) gets the most bytes this
- * function held at once, not counting what fn allocates. */
+ * function held at once (sd_decode_tiled_bytes). */
 pt_status sd_decode_tiled(sd_tile_decode_fn fn, void *ctx, const float *lat, int h, int w,
                           int c_lat, int scale, int c_out, int tile, int overlap, float *out,
                           uint64_t *peak_bytes, pt_error *err);
