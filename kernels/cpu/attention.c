@@ -77,9 +77,11 @@ static inline float exp_nonpos_fma(float x) {
 /* pt_attn_full one query at a time in scalar C with every a * b + c of
  * attention.h's computation fused (fmaf): the operations the FMA vector
  * builds perform lane by lane, so its results are bitwise theirs. The
- * oracle the vector builds of pt_attn_full are tested against, and the
- * plain variant where no FMA vector build exists.
+ * plain variant where no FMA vector build exists (an x86-64 without FMA:
+ * test_image_ops reaches it with cpu->fma cleared, and holds every build
+ * bitwise to it).
  * scratch: l[BK], e[BK], acc[D]. */
+__attribute__((unused)) /* arm64 always has the NEON build */
 static void attn_full_scalar(float *out, int64_t out_stride, const float *q, int64_t q_stride,
                              int n_q, const float *kt, int64_t kbs, const float *v, int64_t vs,
                              int n_kv, int D, float scale, float *scratch) {
@@ -140,7 +142,11 @@ size_t pt_attn_scratch_floats(int n_query, int head_dim) {
 
 /* ---- the builds ---------------------------------------------------------- */
 
-/* 4 lanes, no target flags, no fused multiply-add */
+/* Queries per tile of the non-causal kernel (its accumulators stay in L1). */
+#define ATTN_QT 32
+
+/* 4 lanes, no target flags, no fused multiply-add: the causal kernel's
+ * plain build (pt_attn_full's plain builds fuse, below) */
 #define AW 4
 #define QMAX 2
 #define AN(x) x##_w4
@@ -148,17 +154,50 @@ size_t pt_attn_scratch_floats(int n_query, int head_dim) {
 #define AN_PAD4
 #define AN_FMA(a, b, c) ((a) * (b) + (c))
 #define AN_FMAS(a, b, c) ((a) * (b) + (c))
+#define A_CAUSAL_ONLY
 #include "attention_body.h"
+#undef A_CAUSAL_ONLY
 #undef AW
 #undef QMAX
 #undef AN
 #undef AT
 #undef AN_PAD4
 #undef AN_FMA
+#undef AN_FMAS
 
+/* 4 lanes with fused multiply-add: pt_attn_full's plain variant, bitwise
+ * the AVX2 / AVX-512 builds (and attn_full_scalar). x86-64: SSE with the
+ * FMA3 instructions, for the plain variant on a CPU that has them; arm64:
+ * NEON's vfmaq (always present). */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define HAVE_FULL_W4F 1
 #if defined(__x86_64__)
 #include <immintrin.h>
+#define AT __attribute__((target("fma")))
+#define AN_FMA(a, b, c) ((AN(vf))_mm_fmadd_ps((__m128)(a), (__m128)(b), (__m128)(c)))
+#else
+#include <arm_neon.h>
+#define AT
+#define AN_FMA(a, b, c) ((AN(vf))vfmaq_f32((float32x4_t)(c), (float32x4_t)(a), (float32x4_t)(b)))
+#endif
+#define AW 4
+#define QMAX 2
+#define AN(x) x##_w4f
+#define AN_PAD4
+#define AN_FMAS(a, b, c) fmaf((a), (b), (c))
+#define A_FULL_ONLY
+#include "attention_body.h"
+#undef A_FULL_ONLY
+#undef AW
+#undef QMAX
+#undef AN
+#undef AT
+#undef AN_PAD4
+#undef AN_FMA
 #undef AN_FMAS
+#endif
+
+#if defined(__x86_64__)
 #define AN_FMAS(a, b, c) fmaf((a), (b), (c)) /* one rounding, as the vector FMA */
 
 #define AW 8
@@ -184,7 +223,13 @@ size_t pt_attn_scratch_floats(int n_query, int head_dim) {
 #define AN_PAD4 , 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 #define AN_PAD8 , 0, 0, 0, 0, 0, 0, 0, 0
 #define AN_FMA(a, b, c) ((AN(vf))_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+/* 8-lane steps for the last dimensions (accumulate) */
+typedef float hf_avx512 __attribute__((vector_size(32)));
+#define AN_HALF(x) x##_avx512
+#define AN_HALF_FMA(a, b, c) ((hf_avx512)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #include "attention_body.h"
+#undef AN_HALF
+#undef AN_HALF_FMA
 #undef AW
 #undef QMAX
 #undef AN
@@ -223,7 +268,23 @@ void pt_attn_full(const pt_cpu *cpu, float *out, int64_t out_stride, const float
         for (int i = 0; i < n_q; i++) memset(out + i * out_stride, 0, (size_t)head_dim * sizeof(float));
         return;
     }
-    (void)cpu;
-    attn_full_scalar(out, out_stride, q, q_stride, n_q, kt, kt_block_stride, v, v_stride, n_kv,
-                     head_dim, scale, scratch);
+#define FULL_PASS out, out_stride, q, q_stride, n_q, kt, kt_block_stride, v, v_stride, n_kv, head_dim, \
+                  scale, scratch
+    switch (cpu ? cpu->variant : PT_CPU_REF) {
+#if defined(__x86_64__)
+    case PT_CPU_AVX2:
+    case PT_CPU_AVXVNNI: attn_full_avx2(FULL_PASS); return;
+    case PT_CPU_AVX512VNNI:
+    case PT_CPU_AMX: attn_full_avx512(FULL_PASS); return;
+    default:
+        if (cpu && cpu->fma) attn_full_w4f(FULL_PASS);
+        else attn_full_scalar(FULL_PASS);
+        return;
+#elif defined(__aarch64__)
+    default: attn_full_w4f(FULL_PASS); return;
+#else
+    default: attn_full_scalar(FULL_PASS); return;
+#endif
+    }
+#undef FULL_PASS
 }
