@@ -1,0 +1,472 @@
+/*
+ * test_sd_vae.c — the VAE decoder and encoder (vae.h) and TAESD (taesd.h)
+ * on the tiny diffusers fixture (tests/data/sd-tiny, made by
+ * tools/gen_sd_fixture.py with diffusers in float32):
+ *
+ *   1. a plain C reference of the VAE decoder written here from diffusers'
+ *      Decoder (pt_conv2d_ref in double, pt_groupnorm_ref,
+ *      pt_attn_full_ref in double, double linears), checked against
+ *      diffusers' vae.out first, so it can then judge the engine on sizes
+ *      the fixture has no output for;
+ *   2. the engine's float path (weights as stored, F32: products by
+ *      pt_matmul_ref) against diffusers: vae.decode(vae.latent),
+ *      vae.encode(vae.enc_in).mean, taesd.decode(vae.latent);
+ *   3. the engine against the C reference on odd latent sizes (8x16,
+ *      24x8: not square, not powers of two above 8);
+ *   4. the Q8_0 path (weights quantized at load, int8 products) against
+ *      diffusers by PSNR, and bitwise equal across every CPU variant this
+ *      machine has;
+ *   5. tiled decoding against whole decoding on latents larger than the
+ *      tile (PSNR), and its peak activation memory below the whole one;
+ *   6. bad input: one-line errors.
+ *
+ * Tolerances (each stated where it is checked) come from float32
+ * rounding: the engine and diffusers both compute in float32 with
+ * different summation orders over ~30 layers of up to 3*3*64 = 576-term
+ * sums and GroupNorms that divide by small standard deviations, so
+ * agreement is to a few 1e-5 of the output range, not bitwise.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cpu_variants.h"
+#include "image_ops.h"
+#include "quant.h"
+#include "safetensors.h"
+#include "sd_nn.h"
+#include "sd_weights.h"
+#include "taesd.h"
+#include "vae.h"
+
+/* ---- fixture access ------------------------------------------------------ */
+
+static st_file *ref_file;
+
+/* A float32 reference array by name, with its element count checked. */
+static const float *ref_get(const char *name, int64_t n) {
+    const st_tensor *t = st_find(ref_file, name);
+    if (!t || t->dtype != ST_F32 || (int64_t)(t->nbytes / 4) != n) {
+        fprintf(stderr, "ref.safetensors: %s missing or not %lld floats\n", name, (long long)n);
+        exit(1);
+    }
+    return t->data;
+}
+
+/* NCHW (one image) -> HWC. */
+static float *nchw_to_hwc(const float *x, int c, int h, int w) {
+    float *y = malloc(sizeof(float) * (size_t)c * h * w);
+    for (int ch = 0; ch < c; ch++)
+        for (int p = 0; p < h * w; p++) y[(size_t)p * c + ch] = x[(size_t)ch * h * w + p];
+    return y;
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static float frand(void) { /* uniform in [-1, 1) */
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* Largest |a - b| over n values, and the largest |b|. */
+static double max_abs_diff(const float *a, const float *b, int64_t n, double *bmax) {
+    double d = 0, m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = fabs((double)a[i] - b[i]);
+        if (!(e <= d)) d = e; /* NaN counts as the worst */
+        if (fabs(b[i]) > m) m = fabs(b[i]);
+    }
+    if (bmax) *bmax = m;
+    return d;
+}
+
+/* PSNR of a against b for signals of peak-to-peak range `range`. */
+static double psnr(const float *a, const float *b, int64_t n, double range) {
+    double se = 0;
+    for (int64_t i = 0; i < n; i++) se += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+    if (se == 0) return 999.0;
+    return 10.0 * log10(range * range / (se / (double)n));
+}
+
+/* ---- the plain C reference decoder --------------------------------------- */
+
+static const sd_weights *ref_w;
+
+/* Tensor data by printf-style name; must be F32 (the fixture is). */
+static const float *wt(int64_t n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const float *wt(int64_t n, const char *fmt, ...) {
+    char name[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    sd_tensor t;
+    if (!sd_weights_get(ref_w, name, &t) || t.type != PT_TYPE_F32 || (int64_t)(t.nbytes / 4) != n) {
+        fprintf(stderr, "reference: tensor %s missing, not F32 or not %lld values\n", name,
+                (long long)n);
+        exit(1);
+    }
+    return t.data;
+}
+
+typedef struct img { float *x; int h, w, c; } img;
+
+static img conv_ref(img in, const char *pre, int c_out, int k, int stride, int pad) {
+    img o = {NULL, pt_conv_out_size(in.h, k, stride, pad), pt_conv_out_size(in.w, k, stride, pad), c_out};
+    o.x = malloc(sizeof(float) * (size_t)o.h * o.w * c_out);
+    pt_conv2d_ref(o.x, in.x, in.h, in.w, in.c, wt((int64_t)c_out * in.c * k * k, "%s.weight", pre),
+                  wt(c_out, "%s.bias", pre), c_out, k, stride, pad);
+    return o;
+}
+
+static void gn_ref(img x, const char *pre, bool silu) {
+    pt_groupnorm_ref(x.x, x.x, (int64_t)x.h * x.w, x.c, 8, wt(x.c, "%s.weight", pre),
+                     wt(x.c, "%s.bias", pre), 1e-6f, silu);
+}
+
+static img copy_img(img a) {
+    img b = a;
+    b.x = malloc(sizeof(float) * (size_t)a.h * a.w * a.c);
+    memcpy(b.x, a.x, sizeof(float) * (size_t)a.h * a.w * a.c);
+    return b;
+}
+
+/* diffusers ResnetBlock2D without time embedding; frees x. */
+static img resnet_ref(img x, const char *pre, int c_out) {
+    char n[200];
+    img t = copy_img(x);
+    snprintf(n, sizeof n, "%s.norm1", pre), gn_ref(t, n, true);
+    snprintf(n, sizeof n, "%s.conv1", pre);
+    img h = conv_ref(t, n, c_out, 3, 1, 1);
+    free(t.x);
+    snprintf(n, sizeof n, "%s.norm2", pre), gn_ref(h, n, true);
+    snprintf(n, sizeof n, "%s.conv2", pre);
+    img y = conv_ref(h, n, c_out, 3, 1, 1);
+    free(h.x);
+    img s = x;
+    if (x.c != c_out) {
+        snprintf(n, sizeof n, "%s.conv_shortcut", pre);
+        s = conv_ref(x, n, c_out, 1, 1, 0);
+    }
+    for (size_t i = 0; i < (size_t)y.h * y.w * c_out; i++) y.x[i] += s.x[i];
+    if (s.x != x.x) free(s.x);
+    free(x.x);
+    return y;
+}
+
+/* rows [n][c] -> [n][c] through a Linear [c][c] in double */
+static float *linear_ref(const float *x, int64_t n, int c, const char *pre, const char *what) {
+    const float *W = wt((int64_t)c * c, "%s.%s.weight", pre, what);
+    const float *b = wt(c, "%s.%s.bias", pre, what);
+    float *y = malloc(sizeof(float) * (size_t)n * c);
+    for (int64_t p = 0; p < n; p++)
+        for (int o = 0; o < c; o++) {
+            double s = b[o];
+            for (int i = 0; i < c; i++) s += (double)x[p * c + i] * W[(size_t)o * c + i];
+            y[p * c + o] = (float)s;
+        }
+    return y;
+}
+
+/* x + to_out(attention(GroupNorm(x))) with one head of c; in place. */
+static void attn_ref(img x, const char *pre) {
+    char n[200];
+    int64_t np = (int64_t)x.h * x.w;
+    img t = copy_img(x);
+    snprintf(n, sizeof n, "%s.group_norm", pre), gn_ref(t, n, false);
+    float *q = linear_ref(t.x, np, x.c, pre, "to_q"), *k = linear_ref(t.x, np, x.c, pre, "to_k");
+    float *v = linear_ref(t.x, np, x.c, pre, "to_v");
+    pt_attn_full_ref(t.x, x.c, q, x.c, (int)np, k, x.c, v, x.c, (int)np, x.c,
+                     1.0f / sqrtf((float)x.c));
+    float *o = linear_ref(t.x, np, x.c, pre, "to_out.0");
+    for (int64_t i = 0; i < np * x.c; i++) x.x[i] += o[i];
+    free(q), free(k), free(v), free(o), free(t.x);
+}
+
+/* diffusers' AutoencoderKL.decode on the fixture's config (channels
+ * [16, 32, 32, 32], 2 layers per block, 8 groups): latent HWC h x w x 4
+ * -> HWC 8h x 8w x 3 (caller frees). */
+static float *decode_ref(const float *lat, int h, int w) {
+    static const int ch[4] = {16, 32, 32, 32};
+    img x = {(float *)lat, h, w, 4};
+    img y = conv_ref(x, "vae.post_quant_conv", 4, 1, 1, 0);
+    x = conv_ref(y, "vae.decoder.conv_in", 32, 3, 1, 1);
+    free(y.x);
+    x = resnet_ref(x, "vae.decoder.mid_block.resnets.0", 32);
+    attn_ref(x, "vae.decoder.mid_block.attentions.0");
+    x = resnet_ref(x, "vae.decoder.mid_block.resnets.1", 32);
+    char n[200];
+    for (int i = 0; i < 4; i++) {
+        int c = ch[3 - i];
+        for (int j = 0; j < 3; j++) {
+            snprintf(n, sizeof n, "vae.decoder.up_blocks.%d.resnets.%d", i, j);
+            x = resnet_ref(x, n, c);
+        }
+        if (i < 3) {
+            img u = {malloc(sizeof(float) * (size_t)4 * x.h * x.w * c), 2 * x.h, 2 * x.w, c};
+            pt_upsample2x_hwc(u.x, x.x, x.h, x.w, c);
+            free(x.x);
+            snprintf(n, sizeof n, "vae.decoder.up_blocks.%d.upsamplers.0.conv", i);
+            x = conv_ref(u, n, c, 3, 1, 1);
+            free(u.x);
+        }
+    }
+    gn_ref(x, "vae.decoder.conv_norm_out", true);
+    y = conv_ref(x, "vae.decoder.conv_out", 3, 3, 1, 1);
+    free(x.x);
+    return y.x;
+}
+
+/* ---- the tests ------------------------------------------------------------ */
+
+static sd_runtime *new_rt(sd_weight_policy policy, const char *cpu) {
+    sd_runtime_params p = {.cpu = cpu, .threadpool = NULL, .n_threads = 2, .policy = policy};
+    sd_runtime *rt = NULL;
+    pt_error err = {0};
+    if (sd_rt_new(&p, &rt, &err) != PT_OK) {
+        fprintf(stderr, "sd_rt_new: %s\n", err.msg);
+        exit(1);
+    }
+    return rt;
+}
+
+static const sd_weights *W;
+
+/* The reference decoder against diffusers, then the engine against both. */
+static void test_decode_float(void) {
+    const float *lat_nchw = ref_get("vae.latent", 4 * 8 * 8);
+    const float *out_nchw = ref_get("vae.out", 3 * 64 * 64);
+    float *lat = nchw_to_hwc(lat_nchw, 4, 8, 8), *want = nchw_to_hwc(out_nchw, 3, 64, 64);
+    int64_t n = 64 * 64 * 3;
+    double range;
+
+    float *ref = decode_ref(lat, 8, 8);
+    double d_ref = max_abs_diff(ref, want, n, &range);
+    /* the reference sums in double; diffusers in float32 (cuDNN / CPU
+     * kernels, whose order we do not know): a few float32 rounding steps
+     * per layer, amplified by GroupNorm's 1/std over ~30 layers */
+    CHECK(d_ref < 1e-4 * (1 + range), "C reference vs diffusers vae.out: max |diff| %g (range %g)",
+          d_ref, range);
+
+    sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
+    sd_vae *v = NULL;
+    pt_error err = {0};
+    CHECK(sd_vae_load(rt, W, true, &v, &err) == PT_OK, "sd_vae_load: %s", err.msg);
+    if (!v) return;
+    CHECK(sd_vae_scale(v) == 8, "scale %d", sd_vae_scale(v));
+    float *got = malloc(sizeof(float) * n);
+    CHECK(sd_vae_decode(rt, v, lat, 8, 8, got, NULL, &err) == PT_OK, "decode: %s", err.msg);
+    double d_eng = max_abs_diff(got, want, n, NULL), d_er = max_abs_diff(got, ref, n, NULL);
+    /* engine (float32 sums in its own order) vs diffusers (float32) and
+     * vs the double reference: the same float32 rounding budget */
+    CHECK(d_eng < 1e-4 * (1 + range), "engine vs diffusers vae.out: max |diff| %g", d_eng);
+    CHECK(d_er < 1e-4 * (1 + range), "engine vs C reference: max |diff| %g", d_er);
+    printf("vae decode float: ref-diffusers %.3g, engine-diffusers %.3g, engine-ref %.3g (range %.3g)\n",
+           d_ref, d_eng, d_er, range);
+    free(ref), free(got);
+
+    /* odd sizes against the reference: 8x16 and 24x8 latents */
+    static const int sizes[2][2] = {{8, 16}, {24, 8}};
+    for (int s = 0; s < 2; s++) {
+        int h = sizes[s][0], w = sizes[s][1];
+        int64_t nl = (int64_t)h * w * 4, no = (int64_t)64 * h * w * 3;
+        float *l = malloc(sizeof(float) * nl), *o = malloc(sizeof(float) * no);
+        for (int64_t i = 0; i < nl; i++) l[i] = 2.0f * frand();
+        float *r = decode_ref(l, h, w);
+        CHECK(sd_vae_decode(rt, v, l, h, w, o, NULL, &err) == PT_OK, "decode %dx%d: %s", h, w, err.msg);
+        double rr, d = max_abs_diff(o, r, no, &rr);
+        CHECK(d < 1e-4 * (1 + rr), "engine vs C reference at %dx%d: max |diff| %g (range %g)", h, w, d, rr);
+        free(l), free(o), free(r);
+    }
+    sd_vae_free(rt, v);
+    sd_rt_free(rt);
+    free(lat), free(want);
+}
+
+static void test_encode_float(void) {
+    float *in = nchw_to_hwc(ref_get("vae.enc_in", 3 * 64 * 64), 3, 64, 64);
+    float *want = nchw_to_hwc(ref_get("vae.enc_mean", 4 * 8 * 8), 4, 8, 8);
+    sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
+    sd_vae *v = NULL;
+    pt_error err = {0};
+    CHECK(sd_vae_load(rt, W, true, &v, &err) == PT_OK, "sd_vae_load: %s", err.msg);
+    if (!v) return;
+    float got[8 * 8 * 4];
+    CHECK(sd_vae_encode(rt, v, in, 64, 64, got, &err) == PT_OK, "encode: %s", err.msg);
+    double range, d = max_abs_diff(got, want, 8 * 8 * 4, &range);
+    /* float32 rounding as for the decoder */
+    CHECK(d < 1e-4 * (1 + range), "encode vs diffusers enc_mean: max |diff| %g (range %g)", d, range);
+    printf("vae encode float: engine-diffusers %.3g (range %.3g)\n", d, range);
+
+    /* errors: a side not a multiple of 8, a decoder-only VAE */
+    CHECK(sd_vae_encode(rt, v, in, 60, 64, got, &err) == PT_ERR_ARG && err.msg[0], "60x64 refused");
+    sd_vae *d_only = NULL;
+    CHECK(sd_vae_load(rt, W, false, &d_only, &err) == PT_OK, "%s", err.msg);
+    if (d_only) {
+        CHECK(sd_vae_encode(rt, d_only, in, 64, 64, got, &err) == PT_ERR_ARG, "no encoder: refused");
+        sd_vae_free(rt, d_only);
+    }
+    sd_vae_free(rt, v);
+    sd_rt_free(rt);
+    free(in), free(want);
+}
+
+static void test_taesd_float(void) {
+    float *lat = nchw_to_hwc(ref_get("vae.latent", 4 * 8 * 8), 4, 8, 8);
+    float *want = nchw_to_hwc(ref_get("taesd.out", 3 * 64 * 64), 3, 64, 64);
+    sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
+    sd_taesd *t = NULL;
+    pt_error err = {0};
+    CHECK(sd_taesd_load(rt, W, true, &t, &err) == PT_OK, "sd_taesd_load: %s", err.msg);
+    if (!t) return;
+    CHECK(sd_taesd_scale(t) == 8, "taesd scale %d", sd_taesd_scale(t));
+    float *got = malloc(sizeof(float) * 64 * 64 * 3);
+    CHECK(sd_taesd_decode(rt, t, lat, 8, 8, got, NULL, &err) == PT_OK, "taesd decode: %s", err.msg);
+    double range, d = max_abs_diff(got, want, 64 * 64 * 3, &range);
+    /* float32 sums in two orders through 19 layers without normalization */
+    CHECK(d < 1e-4 * (1 + range), "taesd vs diffusers taesd.out: max |diff| %g (range %g)", d, range);
+    printf("taesd decode float: engine-diffusers %.3g (range %.3g)\n", d, range);
+
+    /* tiled TAESD: no GroupNorm or attention, so tiles differ from the
+     * whole only through the zero padding at their borders, which the
+     * overlap ramps mostly hide */
+    int h = 24, wd = 16;
+    float *l = malloc(sizeof(float) * h * wd * 4), *a = malloc(sizeof(float) * 64 * h * wd * 3);
+    float *b = malloc(sizeof(float) * 64 * h * wd * 3);
+    for (int i = 0; i < h * wd * 4; i++) l[i] = 2.0f * frand();
+    sd_vae_tiling tl = {8, 4};
+    CHECK(sd_taesd_decode(rt, t, l, h, wd, a, NULL, &err) == PT_OK, "%s", err.msg);
+    CHECK(sd_taesd_decode(rt, t, l, h, wd, b, &tl, &err) == PT_OK, "%s", err.msg);
+    double p = psnr(b, a, 64 * h * wd * 3, 2.0);
+    printf("taesd tiled 24x16 (tile 8, overlap 4) vs whole: PSNR %.1f dB\n", p);
+    CHECK(p > 30.0, "taesd tiled vs whole PSNR %.1f dB", p);
+    free(l), free(a), free(b), free(got), free(lat), free(want);
+    sd_taesd_free(rt, t);
+    sd_rt_free(rt);
+}
+
+/* Q8_0: weights quantized at load, activations quantized per 32 values
+ * (qmatmul.h): each product carries relative errors of ~1/254 of its
+ * blocks' largest values, averaging out over the sums. */
+static void test_q8(void) {
+    float *lat = nchw_to_hwc(ref_get("vae.latent", 4 * 8 * 8), 4, 8, 8);
+    float *want = nchw_to_hwc(ref_get("vae.out", 3 * 64 * 64), 3, 64, 64);
+    float *want_t = nchw_to_hwc(ref_get("taesd.out", 3 * 64 * 64), 3, 64, 64);
+    int64_t n = 64 * 64 * 3;
+    float *first = malloc(sizeof(float) * n), *got = malloc(sizeof(float) * n);
+    float *first_t = malloc(sizeof(float) * n);
+    pt_cpu cpu;
+    pt_cpu_detect_with(&cpu, NULL);
+    bool ran[PT_CPU_VARIANT_COUNT] = {false};
+    bool have_first = false;
+    for (int vi = 0; vi < PT_CPU_VARIANT_COUNT; vi++) {
+        if (!pt_cpu_has_variant(&cpu, (pt_cpu_variant)vi)) continue;
+        ran[vi] = true;
+        const char *name = pt_cpu_variant_name((pt_cpu_variant)vi);
+        sd_runtime *rt = new_rt(SD_WEIGHTS_Q8_0, name);
+        sd_vae *v = NULL;
+        sd_taesd *t = NULL;
+        pt_error err = {0};
+        CHECK(sd_vae_load(rt, W, false, &v, &err) == PT_OK, "%s: %s", name, err.msg);
+        CHECK(sd_taesd_load(rt, W, false, &t, &err) == PT_OK, "%s: %s", name, err.msg);
+        if (!v || !t) continue;
+        CHECK(sd_vae_decode(rt, v, lat, 8, 8, got, NULL, &err) == PT_OK, "%s: %s", name, err.msg);
+        double p = psnr(got, want, n, 2.0);
+        printf("vae decode Q8_0 (%s): PSNR %.1f dB vs diffusers\n", name, p);
+        CHECK(p > 40.0, "vae Q8_0 %s: PSNR %.1f dB", name, p);
+        if (!have_first) memcpy(first, got, sizeof(float) * n);
+        else CHECK(memcmp(first, got, sizeof(float) * n) == 0, "vae Q8_0 %s differs from the first variant", name);
+        CHECK(sd_taesd_decode(rt, t, lat, 8, 8, got, NULL, &err) == PT_OK, "%s: %s", name, err.msg);
+        p = psnr(got, want_t, n, 2.0);
+        printf("taesd decode Q8_0 (%s): PSNR %.1f dB vs diffusers\n", name, p);
+        CHECK(p > 40.0, "taesd Q8_0 %s: PSNR %.1f dB", name, p);
+        if (!have_first) memcpy(first_t, got, sizeof(float) * n);
+        else CHECK(memcmp(first_t, got, sizeof(float) * n) == 0, "taesd Q8_0 %s differs from the first variant", name);
+        have_first = true;
+        sd_taesd_free(rt, t);
+        sd_vae_free(rt, v);
+        sd_rt_free(rt);
+    }
+    check_variants_ran("sd_vae", ran);
+    free(first), free(first_t), free(got), free(lat), free(want), free(want_t);
+}
+
+/* Tiled VAE decode against the whole decode, and its peak memory. */
+static void test_tiled(void) {
+    sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
+    sd_vae *v = NULL;
+    pt_error err = {0};
+    CHECK(sd_vae_load(rt, W, false, &v, &err) == PT_OK, "%s", err.msg);
+    if (!v) return;
+    /* a smooth latent (sums of low-frequency waves, like a real one: the
+     * fixture's own latent is 8x8 noise) of 24 x 32 */
+    int h = 24, w = 32;
+    float *lat = malloc(sizeof(float) * h * w * 4);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < 4; c++)
+                lat[(y * w + x) * 4 + c] = sinf(0.3f * y + c) + cosf(0.2f * x - 0.5f * c) + 0.3f * frand();
+    int64_t n = (int64_t)64 * h * w * 3;
+    float *whole = malloc(sizeof(float) * n), *tiled = malloc(sizeof(float) * n);
+    sd_rt_mem_mark(rt);
+    uint64_t base = sd_rt_mem(rt).peak;
+    CHECK(sd_vae_decode(rt, v, lat, h, w, whole, NULL, &err) == PT_OK, "%s", err.msg);
+    uint64_t peak_whole = sd_rt_mem(rt).peak - base;
+    sd_vae_tiling tl = {16, 8};
+    sd_rt_mem_mark(rt);
+    base = sd_rt_mem(rt).peak;
+    CHECK(sd_vae_decode(rt, v, lat, h, w, tiled, &tl, &err) == PT_OK, "%s", err.msg);
+    uint64_t peak_tiled = sd_rt_mem(rt).peak - base;
+    double p = psnr(tiled, whole, n, 2.0);
+    printf("vae tiled 24x32 (tile 16, overlap 8) vs whole: PSNR %.1f dB; activation peak %.2f MiB tiled, %.2f MiB whole\n",
+           p, peak_tiled / 1048576.0, peak_whole / 1048576.0);
+    /* a tile sees GroupNorm statistics and attention of its own 16 x 16
+     * latents only, and zero padding at its borders: the bound is what
+     * this fixture's random VAE shows with margin, see vae_tiles.h */
+    CHECK(p > 20.0, "tiled vs whole PSNR %.1f dB", p);
+    /* tiles of 16x16 against a 24x32 whole: under 16*16/(24*32) = 1/3 of
+     * the activations, plus the fixed scratch */
+    CHECK(peak_tiled > 0 && peak_tiled < peak_whole / 2, "tiled peak %llu vs whole %llu",
+          (unsigned long long)peak_tiled, (unsigned long long)peak_whole);
+    /* a tiling that covers the latent in one tile is the whole decode */
+    sd_vae_tiling big = {32, 8};
+    CHECK(sd_vae_decode(rt, v, lat, h, w, tiled, &big, &err) == PT_OK, "%s", err.msg);
+    CHECK(memcmp(tiled, whole, sizeof(float) * n) == 0, "one tile is the whole decode, bitwise");
+    /* bad arguments */
+    sd_vae_tiling bad = {8, 5};
+    CHECK(sd_vae_decode(rt, v, lat, h, w, tiled, &bad, &err) == PT_ERR_ARG && err.msg[0],
+          "overlap above half a tile refused");
+    CHECK(sd_vae_decode(rt, v, lat, 0, w, tiled, NULL, &err) == PT_ERR_ARG, "empty latent refused");
+    CHECK(sd_vae_decode(rt, v, lat, 100000, w, tiled, NULL, &err) == PT_ERR_ARG, "huge latent refused");
+    free(lat), free(whole), free(tiled);
+    sd_vae_free(rt, v);
+    sd_rt_free(rt);
+}
+
+int main(void) {
+    pt_error err = {0};
+    char model[4096], taesd[4096];
+    snprintf(model, sizeof model, "%s", test_data("sd-tiny/model"));
+    snprintf(taesd, sizeof taesd, "%s", test_data("sd-tiny/taesd"));
+    sd_weights *w = NULL;
+    if (sd_weights_open(model, taesd, NULL, &w, &err) != PT_OK) {
+        fprintf(stderr, "sd_weights_open %s: %s\n", model, err.msg);
+        return 1;
+    }
+    W = ref_w = w;
+    if (st_open(test_data("sd-tiny/ref.safetensors"), &ref_file, &err) != PT_OK) {
+        fprintf(stderr, "ref.safetensors: %s\n", err.msg);
+        return 1;
+    }
+    test_decode_float();
+    test_encode_float();
+    test_taesd_float();
+    test_q8();
+    test_tiled();
+    st_close(ref_file);
+    sd_weights_close(w);
+    return check_done("sd_vae");
+}
