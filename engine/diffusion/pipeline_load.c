@@ -5,6 +5,7 @@
  * encoder and the decoders are prepared per generation (pipeline_text.c,
  * pipeline_decode.c), so they cost memory only while they run.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -49,7 +49,7 @@ static void bufs_free(sample_bufs *b) {
     free(b->preview);
 }
 
-static sd_sampler_kind sampler_kind(pt_image_sampler s) {
+static sd_sampler sampler_kind(pt_image_sampler s) {
     switch (s) {
     case PT_IMAGE_EULER_A: return SD_SAMPLER_EULER_A;
     case PT_IMAGE_DPMPP_2M: return SD_SAMPLER_DPMPP_2M;
@@ -124,7 +124,7 @@ pt_status sd_sample(pt_image_model *m, const pt_image_params *p, const float *ct
     /* x = noise * init_noise_sigma (float32, as diffusers' prepare_latents) */
     if (p->init_latent) memcpy(x, p->init_latent, n * sizeof *x);
     else sd_rng_normal(p->seed, SD_STREAM_INIT, 0, x, n);
-    const float sigma0 = sd_sched_init_sigma(&s);
+    const float sigma0 = s.init_noise_sigma;
     for (size_t k = 0; k < n; k++) x[k] = x[k] * sigma0;
 
     sd_rng_stream noise_rng;
@@ -143,7 +143,8 @@ pt_status sd_sample(pt_image_model *m, const pt_image_params *p, const float *ct
             else sd_rng_stream_normal(&noise_rng, b.noise, n);
             noise = b.noise;
         }
-        sd_sched_step(&s, i, b.eps, x, n, noise);
+        st = sd_sched_step(&s, i, b.eps, x, n, noise, err);
+        if (st != PT_OK) goto done;
         m->step_seconds[i] = sd_now() - ts;
         m->stats.n_steps = i + 1;
         m->stats.sample_seconds += m->step_seconds[i];

@@ -212,6 +212,7 @@ pt_status sd_parse_unet_config(const cJSON *j, const char *file, sd_unet_config 
     TRY(get_bool(j, file, "use_linear_projection", &c->linear_proj, err));
     TRY(get_bool(j, file, "flip_sin_to_cos", &c->flip_sin_to_cos, err));
     TRY(get_float(j, file, "freq_shift", &c->freq_shift, err));
+    TRY(get_int(j, file, "sample_size", 1, 1 << 12, &c->sample_size, err));
     c->time_embed_dim = 4 * c->channels[0];
     TRY(get_int(j, file, "time_embedding_dim", 1, 1 << 16, &c->time_embed_dim, err));
     return PT_OK;

@@ -93,5 +93,8 @@ void sd_weights_release(const sd_weights *w, const char *prefix);
 
 /* Bytes of tensor data under prefix ("" = all), as stored. */
 uint64_t sd_weights_bytes(const sd_weights *w, const char *prefix);
+/* Elements (parameters) of the tensors under prefix ("" = all), from
+ * their logical shapes (sd_weights_count.c). */
+int64_t sd_weights_params(const sd_weights *w, const char *prefix);
 
 #endif
