@@ -127,6 +127,9 @@ pt_status pt_image_model_load(const char *path, const pt_image_model_params *par
         sd_rt_mem_mark(m->rt);
         st = sd_unet_load(m->rt, m->w, &m->unet, err);
         if (st == PT_OK && p.progress) p.progress(p.progress_user, total, total);
+        /* quantized at load: the UNet runs on its own copies, so the
+         * file's pages are not needed (as stored, they are the weights) */
+        if (st == PT_OK && policy != SD_WEIGHTS_STORED) sd_weights_release(m->w, "unet.");
     }
     if (st != PT_OK) {
         pt_image_model_free(m);

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "clip_encoder.h"
 #include "pipeline_internal.h"
 #include "status.h"
 
@@ -32,9 +33,9 @@ pt_status sd_encode_text(pt_image_model *m, const pt_image_params *p, int n_rows
     sd_clip_config cc = *cc0;
     if (p->clip_skip > 0) cc.skip = p->clip_skip;
     sd_clip *clip = NULL;
-    pt_status st = sd_clip_load(m->rt, m->w, &cc, &clip, err);
-    if (st == PT_OK) st = sd_clip_encode(m->rt, clip, ids, n_rows, SD_TEXT_TOKENS, ctx, err);
-    sd_clip_free(m->rt, clip);
+    pt_status st = sd_clip_load(m->w, &cc, m->rt, &clip, err);
+    if (st == PT_OK) st = sd_clip_encode(clip, m->rt, ids, n_rows, SD_TEXT_TOKENS, ctx, err);
+    sd_clip_free(clip);
     sd_weights_release(m->w, "text_encoder.");
     return st;
 }
