@@ -125,7 +125,7 @@ pt_status pt_image_model_load(const char *path, const pt_image_model_params *par
         const uint64_t total = sd_weights_bytes(m->w, "unet.");
         if (p.progress) p.progress(p.progress_user, 0, total);
         sd_rt_mem_mark(m->rt);
-        st = sd_unet_load(m->rt, m->w, &m->unet, err);
+        st = sd_unet_load(m->w, &m->cfg.unet, m->rt, &m->unet, err);
         if (st == PT_OK && p.progress) p.progress(p.progress_user, total, total);
         /* quantized at load: the UNet runs on its own copies, so the
          * file's pages are not needed (as stored, they are the weights) */
@@ -153,7 +153,7 @@ pt_status pt_image_model_load(const char *path, const pt_image_model_params *par
 
 void pt_image_model_free(pt_image_model *m) {
     if (!m) return;
-    if (m->unet) sd_unet_free(m->rt, m->unet);
+    sd_unet_free(m->unet);
     sd_rt_free(m->rt); /* after every graph that counts on it */
     sd_clip_tokenizer_free(m->tok);
     sd_weights_close(m->w);

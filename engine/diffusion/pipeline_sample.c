@@ -12,11 +12,12 @@
  * Guidance runs only when cfg > 1, as diffusers' do_classifier_free_
  * guidance: at cfg <= 1 the UNet sees the prompt alone (half the work).
  *
- * Noise. With a seed, the initial latent is stream 0 of the seeded
- * generator and the ancestral noise stream 1 (sd_rng.h), so a sampler that
- * draws noise does not change the initial latent of the same seed. The
- * caller's init_latent and noise_fn replace them (tests replaying a
- * diffusers run).
+ * Noise. With a seed, the initial latent is the seeded generator's
+ * SD_RNG_STREAM_LATENT and step i's ancestral noise its
+ * SD_RNG_STREAM_STEP(i) (sd_rng.h), so a sampler that draws noise does
+ * not change the initial latent of the same seed, and every sampler's
+ * step i sees the same noise. The caller's init_latent and noise_fn
+ * replace them (tests replaying a diffusers run).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +27,6 @@
 #include "scheduler.h"
 #include "sd_rng.h"
 #include "status.h"
-
-/* The seeded generator's streams. */
-enum { SD_STREAM_INIT = 0, SD_STREAM_NOISE = 1 };
 
 /* The buffers of the loop; n = c * h * w latent values. */
 typedef struct sample_bufs {
@@ -67,7 +65,7 @@ static pt_status model_eps(pt_image_model *m, const pt_image_params *p, sd_sched
     sd_sched_scale_input(s, i, x, b->tmp, n);
     sd_nchw_to_hwc(b->in, b->tmp, c, h, w);
     for (int r = 1; r < n_rows; r++) memcpy(b->in + (size_t)r * n, b->in, n * sizeof *b->in);
-    pt_status st = sd_unet_run(m->rt, m->unet, b->in, n_rows, h, w, sd_sched_timestep(s, i), ctx,
+    pt_status st = sd_unet_run(m->unet, m->rt, b->in, n_rows, h, w, sd_sched_timestep(s, i), ctx,
                                SD_TEXT_TOKENS, b->out, err);
     if (st != PT_OK) return st;
     if (n_rows == 1) {
@@ -123,12 +121,10 @@ pt_status sd_sample(pt_image_model *m, const pt_image_params *p, const float *ct
 
     /* x = noise * init_noise_sigma (float32, as diffusers' prepare_latents) */
     if (p->init_latent) memcpy(x, p->init_latent, n * sizeof *x);
-    else sd_rng_normal(p->seed, SD_STREAM_INIT, 0, x, n);
+    else sd_rng_normal(p->seed, SD_RNG_STREAM_LATENT, 0, x, n);
     const float sigma0 = s.init_noise_sigma;
     for (size_t k = 0; k < n; k++) x[k] = x[k] * sigma0;
 
-    sd_rng_stream noise_rng;
-    sd_rng_stream_init(&noise_rng, p->seed, SD_STREAM_NOISE);
     for (int i = 0; i < p->steps; i++) {
         if (sd_cancelled(p)) {
             st = pt_fail(err, PT_ERR_CANCELLED, "cancelled after %d of %d steps", i, p->steps);
@@ -140,7 +136,7 @@ pt_status sd_sample(pt_image_model *m, const pt_image_params *p, const float *ct
         const float *noise = NULL;
         if (sd_sched_needs_noise(&s, i)) {
             if (p->noise_fn) p->noise_fn(p->noise_user, i, b.noise, n);
-            else sd_rng_stream_normal(&noise_rng, b.noise, n);
+            else sd_rng_normal(p->seed, SD_RNG_STREAM_STEP(i), 0, b.noise, n);
             noise = b.noise;
         }
         st = sd_sched_step(&s, i, b.eps, x, n, noise, err);
@@ -151,6 +147,8 @@ pt_status sd_sample(pt_image_model *m, const pt_image_params *p, const float *ct
         report(p, i + 1, t_start, x, c, h, w, b.preview);
     }
 done:
+    /* the UNet's activations are not needed until the next generation */
+    sd_unet_release_buffers(m->unet);
     if (have_sched) sd_sched_free(&s);
     bufs_free(&b);
     return st;
