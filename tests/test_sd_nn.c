@@ -207,8 +207,21 @@ static void test_conv_case(const conv_case *cc, sd_weight_policy policy) {
     /* the Q8_0 path must differ from the float oracle on the original
      * weights by the quantization, not by nothing (a test that cannot fail
      * would also pass if no quantization happened) */
-    if (policy != SD_WEIGHTS_STORED)
+    if (policy != SD_WEIGHTS_STORED) {
         CHECK(memcmp(eff, wt, nw * sizeof(float)) != 0, "Q8_0 weights equal the F32 ones");
+        /* and they are the original weights, in the right places, up to
+         * Q8_0's rounding: |q d - w| <= d / 2 + 127 |d - fp16(d)| < 0.6 d,
+         * d = block amax / 127 <= the row's amax / 127 */
+        const size_t per = nw / (size_t)cc->c_out;
+        int off = 0;
+        for (int o = 0; o < cc->c_out; o++) {
+            double amax = 0;
+            for (size_t i = 0; i < per; i++) amax = fmax(amax, fabs(wt[o * per + i]));
+            for (size_t i = 0; i < per; i++)
+                off += fabs((double)eff[o * per + i] - wt[o * per + i]) > 0.6 * amax / 127;
+        }
+        CHECK(off == 0, "%d Q8_0 weights are not the rounding of the originals", off);
+    }
     free(S);
     free(A);
     free(x), free(wt), free(b), free(eff), free(add), free(ref), free(y1), free(y3);
