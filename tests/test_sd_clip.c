@@ -15,11 +15,12 @@
  *     0.1-1), stay around 1e-6 of max |ref|; 1e-4 leaves 100x headroom yet
  *     catches any wrong operation (those give errors of order 1e-1).
  *   - Q8_0 path (weights quantized at load, int8 activations): relative
- *     RMS error <= 2e-2 and PSNR (peak = max |ref|) >= 35 dB. Q8_0 rounds
+ *     RMS error <= 4e-2 and PSNR (peak = max |ref|) >= 35 dB. Q8_0 rounds
  *     weights and activations each to about 1/254 of their block's
- *     maximum: ~0.2-0.4 % RMS per product, a few products in sequence
- *     across 2 layers give well under 1 %; 2 % leaves headroom, while a
- *     misplaced or unquantized-but-misread weight gives errors near 100 %.
+ *     maximum; with hidden 32 a row is one block, so one outlier sets the
+ *     step of all 32 values, and a dozen such products in sequence
+ *     measure 1.0-1.6 % RMS (46-50 dB) here; 4 % / 35 dB leave headroom,
+ *     while a misplaced or misread weight gives errors near 100 %.
  *   - thread counts 1 and 3 give bitwise equal states.
  */
 #include "check.h"
@@ -88,7 +89,7 @@ static void compare(const char *what, const float *got, const float *ref, int64_
     if (exact_path)
         CHECK(emax <= 1e-4 * amax, "%s: max error %g > 1e-4 * %g", what, emax, amax);
     else
-        CHECK(rel_rms <= 2e-2 && psnr >= 35, "%s: rel rms %g, psnr %g", what, rel_rms, psnr);
+        CHECK(rel_rms <= 4e-2 && psnr >= 35, "%s: rel rms %g, psnr %g", what, rel_rms, psnr);
 }
 
 static void test_model(sdfx *f, const char *dir, const char *pre) {
