@@ -29,18 +29,19 @@
 #define CONV_TILE_MIN 8
 #define CONV_TILE_MAX 256
 
-pt_status sd_conv_load(sd_runtime *rt, const sd_weights *w, const char *prefix, int c_in,
-                       int c_out, int k, int stride, int pad, sd_conv *c, pt_error *err) {
+pt_status sd_conv_init(sd_runtime *rt, const sd_tensor *wt, const sd_tensor *bias,
+                       const char *name, int c_in, int c_out, int k, int stride, int pad,
+                       sd_conv *c, pt_error *err) {
     memset(c, 0, sizeof *c);
-    if (c_in < 1 || c_out < 1 || k < 1 || (stride != 1 && stride != 2) || pad < 0)
-        return pt_fail(err, PT_ERR_ARG, "%s: conv %d -> %d, %dx%d, stride %d, pad %d", prefix,
+    if (c_in < 1 || c_out < 1 || k < 1 || (stride != 1 && stride != 2) || pad < 0 || pad >= k)
+        return pt_fail(err, PT_ERR_ARG, "%s: conv %d -> %d, %dx%d, stride %d, pad %d", name,
                        c_in, c_out, k, k, stride, pad);
-    char name[256];
-    sd_name(name, prefix, ".weight");
-    const int64_t want[4] = {c_out, c_in, k, k};
-    sd_tensor t;
-    pt_status st = sd_weights_need(w, name, 4, want, &t, err);
-    if (st) return st;
+    if (wt->n_dims != 4 || wt->shape[0] != c_out || wt->shape[1] != c_in || wt->shape[2] != k ||
+        wt->shape[3] != k)
+        return pt_fail(err, PT_ERR_FORMAT, "tensor %s: shape [%lld, %lld, %lld, %lld] (%d dims), "
+                       "expected [%d, %d, %d, %d]", name, (long long)wt->shape[0],
+                       (long long)wt->shape[1], (long long)wt->shape[2], (long long)wt->shape[3],
+                       wt->n_dims, c_out, c_in, k, k);
     c->c_in = c_in;
     c->c_out = c_out;
     c->k = k;
@@ -48,10 +49,22 @@ pt_status sd_conv_load(sd_runtime *rt, const sd_weights *w, const char *prefix, 
     c->pad = pad;
     c->mm.in = k * k * c_in;
     c->mm.out = c_out;
-    st = sd_prepare_matrix(rt, &t, name, c_out, c_in, k, &c->mm, err);
-    if (st == PT_OK) st = sd_load_vector(rt, w, prefix, ".bias", c_out, true, &c->mm.bias, err);
+    pt_status st = sd_prepare_matrix(rt, wt, name, c_out, c_in, k, &c->mm, err);
+    if (st == PT_OK && bias) st = sd_vector_from_tensor(rt, bias, name, c_out, &c->mm.bias, err);
     if (st) sd_conv_free(rt, c);
     return st;
+}
+
+pt_status sd_conv_load(sd_runtime *rt, const sd_weights *w, const char *prefix, int c_in,
+                       int c_out, int k, int stride, int pad, sd_conv *c, pt_error *err) {
+    memset(c, 0, sizeof *c);
+    char wname[SD_NAME_MAX], bname[SD_NAME_MAX];
+    sd_name(wname, prefix, ".weight");
+    sd_name(bname, prefix, ".bias");
+    sd_tensor t, b;
+    if (!sd_weights_get(w, wname, &t)) return pt_fail(err, PT_ERR_FORMAT, "missing tensor %s", wname);
+    if (!sd_weights_get(w, bname, &b)) return pt_fail(err, PT_ERR_FORMAT, "missing tensor %s", bname);
+    return sd_conv_init(rt, &t, &b, wname, c_in, c_out, k, stride, pad, c, err);
 }
 
 void sd_conv_free(sd_runtime *rt, sd_conv *c) {
@@ -101,7 +114,7 @@ static void conv_task(void *ctx, int task, int n_tasks, int thread) {
     pt_matmul_run(&one, &mj);
     for (int64_t p = 0; p < p1 - p0; p++) {
         float *yp = y + p * c->c_out;
-        pt_add(yp, c->mm.bias, c->c_out);
+        if (c->mm.bias) pt_add(yp, c->mm.bias, c->c_out);
         if (j->add) pt_add(yp, j->add + (p0 + p) * c->c_out, c->c_out);
     }
 }

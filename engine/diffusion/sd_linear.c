@@ -8,26 +8,36 @@
 #include <stdio.h>
 #include <string.h>
 
+pt_status sd_linear_init(sd_runtime *rt, const sd_tensor *wt, const sd_tensor *bias,
+                         const char *name, int in, int out, sd_linear *l, pt_error *err) {
+    memset(l, 0, sizeof *l);
+    const sd_tensor *t = wt;
+    const bool ok2 = t->n_dims == 2 && t->shape[0] == out && t->shape[1] == in;
+    const bool ok4 = t->n_dims == 4 && t->shape[0] == out && t->shape[1] == in &&
+                     t->shape[2] == 1 && t->shape[3] == 1;
+    if (in < 1 || out < 1 || (!ok2 && !ok4))
+        return pt_fail(err, PT_ERR_FORMAT, "tensor %s: shape [%lld, %lld, %lld, %lld] (%d dims), "
+                       "expected [%d, %d]", name, (long long)t->shape[0], (long long)t->shape[1],
+                       (long long)t->shape[2], (long long)t->shape[3], t->n_dims, out, in);
+    l->in = in;
+    l->out = out;
+    pt_status st = sd_prepare_matrix(rt, t, name, out, in, 1, l, err);
+    if (st == PT_OK && bias) st = sd_vector_from_tensor(rt, bias, name, out, &l->bias, err);
+    if (st) sd_linear_free(rt, l);
+    return st;
+}
+
 pt_status sd_linear_load(sd_runtime *rt, const sd_weights *w, const char *prefix, int in, int out,
                          bool need_bias, sd_linear *l, pt_error *err) {
     memset(l, 0, sizeof *l);
-    char name[256];
-    sd_name(name, prefix, ".weight");
-    sd_tensor t;
-    if (!sd_weights_get(w, name, &t)) return pt_fail(err, PT_ERR_FORMAT, "missing tensor %s", name);
-    const bool ok2 = t.n_dims == 2 && t.shape[0] == out && t.shape[1] == in;
-    const bool ok4 = t.n_dims == 4 && t.shape[0] == out && t.shape[1] == in && t.shape[2] == 1 &&
-                     t.shape[3] == 1;
-    if (!ok2 && !ok4)
-        return pt_fail(err, PT_ERR_FORMAT, "tensor %s: shape [%lld, %lld, %lld, %lld] (%d dims), "
-                       "expected [%d, %d]", name, (long long)t.shape[0], (long long)t.shape[1],
-                       (long long)t.shape[2], (long long)t.shape[3], t.n_dims, out, in);
-    l->in = in;
-    l->out = out;
-    pt_status st = sd_prepare_matrix(rt, &t, name, out, in, 1, l, err);
-    if (st == PT_OK) st = sd_load_vector(rt, w, prefix, ".bias", out, need_bias, &l->bias, err);
-    if (st) sd_linear_free(rt, l);
-    return st;
+    char wname[SD_NAME_MAX], bname[SD_NAME_MAX];
+    sd_name(wname, prefix, ".weight");
+    sd_name(bname, prefix, ".bias");
+    sd_tensor t, b;
+    if (!sd_weights_get(w, wname, &t)) return pt_fail(err, PT_ERR_FORMAT, "missing tensor %s", wname);
+    const bool has_bias = sd_weights_get(w, bname, &b);
+    if (need_bias && !has_bias) return pt_fail(err, PT_ERR_FORMAT, "missing tensor %s", bname);
+    return sd_linear_init(rt, &t, has_bias ? &b : NULL, wname, in, out, l, err);
 }
 
 void sd_linear_free(sd_runtime *rt, sd_linear *l) {

@@ -183,6 +183,11 @@ typedef struct sd_linear {
  * an error when need_bias and it is missing, else NULL when missing). */
 pt_status sd_linear_load(sd_runtime *rt, const sd_weights *w, const char *prefix, int in, int out,
                          bool need_bias, sd_linear *l, pt_error *err);
+/* The same from tensors in hand (bias NULL: none), for weights that come
+ * from no sd_weights (tests, derived weights); `name` is for messages. The
+ * tensors' data must outlive l unless it was copied (policy, reorder). */
+pt_status sd_linear_init(sd_runtime *rt, const sd_tensor *wt, const sd_tensor *bias,
+                         const char *name, int in, int out, sd_linear *l, pt_error *err);
 void sd_linear_free(sd_runtime *rt, sd_linear *l);
 
 /* y[t] = W x[t] + b for t in [0, n): x [n][in], y [n][out] (y must not
@@ -209,6 +214,10 @@ typedef struct sd_conv {
  * present: a conv without one (TAESD's) has mm.bias NULL. */
 pt_status sd_conv_load(sd_runtime *rt, const sd_weights *w, const char *prefix, int c_in,
                        int c_out, int k, int stride, int pad, sd_conv *c, pt_error *err);
+/* The same from tensors in hand (as sd_linear_init). */
+pt_status sd_conv_init(sd_runtime *rt, const sd_tensor *wt, const sd_tensor *bias,
+                       const char *name, int c_in, int c_out, int k, int stride, int pad,
+                       sd_conv *c, pt_error *err);
 void sd_conv_free(sd_runtime *rt, sd_conv *c);
 
 /* y = conv(x) (+ add): x n images [n][h][w][c_in]; y, add

@@ -33,6 +33,9 @@ static inline int sd_tasks_for(const sd_runtime *rt, int64_t n) {
  * into an owned float array counted as weights. */
 pt_status sd_load_vector(sd_runtime *rt, const sd_weights *w, const char *prefix,
                          const char *suffix, int c, bool required, float **out, pt_error *err);
+/* The same from a tensor in hand, named `name` in messages. */
+pt_status sd_vector_from_tensor(sd_runtime *rt, const sd_tensor *t, const char *name, int c,
+                                float **out, pt_error *err);
 void sd_free_vector(sd_runtime *rt, float *v, int c);
 
 /* Prepare l->w (and l->k_pad, l->own) from tensor t, named `name`, of

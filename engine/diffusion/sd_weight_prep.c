@@ -52,26 +52,32 @@ static float elem_f32(const sd_tensor *t, int64_t i) {
     }
 }
 
+pt_status sd_vector_from_tensor(sd_runtime *rt, const sd_tensor *t, const char *name, int c,
+                                float **out, pt_error *err) {
+    *out = NULL;
+    int64_t n = 1;
+    for (int d = 0; d < t->n_dims; d++) n *= t->shape[d];
+    if (n != c || !is_float_type(t->type) || t->nbytes < (uint64_t)n * (t->type == PT_TYPE_F32 ? 4 : 2))
+        return pt_fail(err, PT_ERR_FORMAT, "tensor %s: %lld values of type %s, expected %d floats",
+                       name, (long long)n, pt_type_name(t->type), c);
+    float *v = sd_rt_alloc(rt, (size_t)c * sizeof(float), SD_MEM_WEIGHTS);
+    if (!v) return pt_fail(err, PT_ERR_NOMEM, "out of memory for %s", name);
+    for (int i = 0; i < c; i++) v[i] = elem_f32(t, i);
+    *out = v;
+    return PT_OK;
+}
+
 pt_status sd_load_vector(sd_runtime *rt, const sd_weights *w, const char *prefix,
                          const char *suffix, int c, bool required, float **out, pt_error *err) {
     *out = NULL;
-    char name[256];
+    char name[SD_NAME_MAX];
     sd_name(name, prefix, "%s", suffix);
     sd_tensor t;
     if (!sd_weights_get(w, name, &t)) {
         if (!required) return PT_OK;
         return pt_fail(err, PT_ERR_FORMAT, "missing tensor %s", name);
     }
-    int64_t n = 1;
-    for (int d = 0; d < t.n_dims; d++) n *= t.shape[d];
-    if (n != c || !is_float_type(t.type))
-        return pt_fail(err, PT_ERR_FORMAT, "tensor %s: %lld values of type %s, expected %d floats",
-                       name, (long long)n, pt_type_name(t.type), c);
-    float *v = sd_rt_alloc(rt, (size_t)c * sizeof(float), SD_MEM_WEIGHTS);
-    if (!v) return pt_fail(err, PT_ERR_NOMEM, "out of memory for %s", name);
-    for (int i = 0; i < c; i++) v[i] = elem_f32(&t, i);
-    *out = v;
-    return PT_OK;
+    return sd_vector_from_tensor(rt, &t, name, c, out, err);
 }
 
 void sd_free_vector(sd_runtime *rt, float *v, int c) {
@@ -177,6 +183,10 @@ pt_status sd_prepare_matrix(sd_runtime *rt, const sd_tensor *t, const char *name
         if (!is_float_type(t->type))
             return pt_fail(err, PT_ERR_UNSUPPORTED, "tensor %s: a %s conv weight must be stored in "
                            "petrel's padded conv layout", name, pt_type_name(t->type));
+        const uint64_t esize = t->type == PT_TYPE_F32 ? 4 : 2;
+        if (t->nbytes < (uint64_t)K * (uint64_t)c_out * esize)
+            return pt_fail(err, PT_ERR_FORMAT, "tensor %s: %llu bytes cannot hold [%d x %lld]",
+                           name, (unsigned long long)t->nbytes, c_out, (long long)K);
         const int64_t k_pad = round32(K);
         const uint32_t type = quantize ? qtype : t->type;
         float *row = malloc((size_t)k_pad * sizeof(float));
