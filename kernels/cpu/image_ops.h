@@ -117,9 +117,13 @@ void pt_upsample2x_hwc(float *y, const float *x, int h, int w, int c);
  *   value j:  v + j * v_stride
  *   output i: out + i * out_stride
  * scratch: pt_attn_scratch_floats(n_q, head_dim) floats. The variant comes
- * from cpu->variant (NULL: plain C); results of the variants agree as
- * attention.h states for the causal kernel, and a query's result does not
- * depend on which tile of queries it is computed in. */
+ * from cpu->variant (NULL: plain C). The computation is attention.h's with
+ * every key lane j < n_kv valid and EVERY a * b + c fused, in all
+ * variants (AVX-512, AVX2, the plain 4-lane SSE+FMA3 / NEON build and
+ * scalar fmaf code where neither exists), so results are bitwise equal
+ * across variants (unlike the causal kernel's plain build), and a query's
+ * result does not depend on which tile of queries it is computed in.
+ * n_kv == 0 gives zeros. */
 void pt_attn_full(const pt_cpu *cpu, float *out, int64_t out_stride, const float *q,
                   int64_t q_stride, int n_q, const float *kt, int64_t kt_block_stride,
                   const float *v, int64_t v_stride, int n_kv, int head_dim, float scale,

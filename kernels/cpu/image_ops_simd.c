@@ -40,20 +40,18 @@
 #undef IT
 #endif
 
+#if defined(__x86_64__)
 /* The build for cpu's variant: 0 plain 4 lanes, 1 AVX2, 2 AVX-512. */
 static int width_of(const pt_cpu *cpu) {
     switch (cpu ? cpu->variant : PT_CPU_REF) {
-#if defined(__x86_64__)
     case PT_CPU_AVX2:
     case PT_CPU_AVXVNNI: return 1;
     case PT_CPU_AVX512VNNI:
     case PT_CPU_AMX: return 2;
-#endif
     default: return 0;
     }
 }
 
-#if defined(__x86_64__)
 #define DISPATCH(fn, ...)                            \
     switch (width_of(cpu)) {                         \
     case 1: fn##_avx2(__VA_ARGS__); break;           \
@@ -61,7 +59,9 @@ static int width_of(const pt_cpu *cpu) {
     default: fn##_w4(__VA_ARGS__); break;            \
     }
 #else
-#define DISPATCH(fn, ...) fn##_w4(__VA_ARGS__);
+#define DISPATCH(fn, ...) \
+    (void)cpu;            \
+    fn##_w4(__VA_ARGS__);
 #endif
 
 bool pti_act_simd(const pt_cpu *cpu, pti_act act, float *x, int64_t n) {
