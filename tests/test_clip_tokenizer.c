@@ -10,8 +10,10 @@
  *    sigma, U+0130, CJK, control and format characters, Unicode spaces,
  *    emoji, special tokens in the text, truncation, both pad ids, empty
  *    text. Exact equality: ids are integers.
- * 2. tests/data/sd-tiny (when present): clip.ids / clipv.ids of the
- *    fixture's prompts (ref.json), from the lead's diffusers run.
+ * 2. tests/data/sd-tiny: clip.ids / clipv.ids of the fixture's prompts
+ *    (ref.json), from transformers 5.17's CLIPTokenizer (the flavour
+ *    SD_CLIP_TRANSFORMERS5; clipv pads with "!" = id 0, which is also
+ *    split out of the text as the special token it is there).
  * 3. Bad input: malformed vocab.json / merges.txt and bad arguments are
  *    one-line errors; ill-formed UTF-8 is dropped, not a crash.
  */
@@ -23,7 +25,7 @@
 #include <stdint.h>
 #include <string.h>
 
-static sd_clip_tokenizer *load_dir(const char *dir) {
+static sd_clip_tokenizer *load_dir(const char *dir, sd_clip_flavour fl) {
     char path[4200];
     size_t nv, nm;
     snprintf(path, sizeof path, "%s/vocab.json", dir);
@@ -32,7 +34,7 @@ static sd_clip_tokenizer *load_dir(const char *dir) {
     char *m = test_read_file(path, &nm);
     sd_clip_tokenizer *t = NULL;
     pt_error err = {0};
-    pt_status st = sd_clip_tokenizer_new(v, nv, m, nm, &t, &err);
+    pt_status st = sd_clip_tokenizer_new(v, nv, m, nm, fl, &t, &err);
     CHECK(st == PT_OK, "load %s: %s", dir, err.msg);
     free(v);
     free(m);
@@ -101,7 +103,7 @@ static void test_fixture(void) {
         if (!ids && s == 1) continue; /* model-v's ids are optional */
         CHECK(ids && nd == 2 && sh[0] == cJSON_GetArraySize(prompts), "%s shape", sets[s][0]);
         if (!ids) continue;
-        sd_clip_tokenizer *t = load_dir(sdfx_path(f, sets[s][1], path, sizeof path));
+        sd_clip_tokenizer *t = load_dir(sdfx_path(f, sets[s][1], path, sizeof path), SD_CLIP_TRANSFORMERS5);
         if (!t) continue;
         /* pad: the id after EOS in the first row's padding tells it (the
          * fixture's first prompt is short), else EOS. */
@@ -122,7 +124,7 @@ static void test_fixture(void) {
 static void expect_load_error(const char *vocab, const char *merges, const char *needle) {
     sd_clip_tokenizer *t = NULL;
     pt_error err = {0};
-    pt_status st = sd_clip_tokenizer_new(vocab, strlen(vocab), merges, strlen(merges), &t, &err);
+    pt_status st = sd_clip_tokenizer_new(vocab, strlen(vocab), merges, strlen(merges), SD_CLIP_SLOW_NO_FTFY, &t, &err);
     CHECK(st == PT_ERR_FORMAT && t == NULL, "load error expected for %s", vocab);
     CHECK(strstr(err.msg, needle) != NULL && !strchr(err.msg, '\n'), "message \"%s\"", err.msg);
 }
@@ -156,7 +158,7 @@ static void test_bad_input(const sd_clip_tokenizer *t) {
                         "\"<|startoftext|>\":6,\"<|endoftext|>\":7,\"a</w>\":8}";
     const char *merges = "#version: 0.2\r\na b\r\nab c</w>\r\nbad line here\r\n";
     sd_clip_tokenizer *m = NULL;
-    CHECK(sd_clip_tokenizer_new(vocab, strlen(vocab), merges, strlen(merges), &m, &err) == PT_OK,
+    CHECK(sd_clip_tokenizer_new(vocab, strlen(vocab), merges, strlen(merges), SD_CLIP_SLOW_NO_FTFY, &m, &err) == PT_OK,
           "tiny vocab: %s", err.msg);
     if (m) {
         int32_t got[8];
@@ -168,15 +170,20 @@ static void test_bad_input(const sd_clip_tokenizer *t) {
         CHECK(n == 6, "tiny n_real %d", n);
         CHECK(sd_clip_vocab_size(m) == 9, "vocab size");
         /* "xa": x has no symbol -> unknown (EOS id 7); a</w> -> 8. */
-        CHECK(sd_clip_tokenize(m, "xa", 2, got, 4, 0, &n, &err) == PT_OK && got[1] == 7 &&
+        CHECK(sd_clip_tokenize(m, "xa", 2, got, 4, 9, &n, &err) == PT_OK && got[1] == 7 &&
                   got[2] == 8 && got[3] == 7 && n == 4,
               "unknown %d %d %d", got[1], got[2], got[3]);
+        /* The pad token's text is split out first (SD 2.x pads with "!"):
+         * pad id 0 is "a" here, so "xa" -> unk, then the token "a" (0). */
+        CHECK(sd_clip_tokenize(m, "xa", 2, got, 4, 0, &n, &err) == PT_OK && got[1] == 7 &&
+                  got[2] == 0 && got[3] == 7 && n == 4,
+              "pad split %d %d %d", got[1], got[2], got[3]);
         sd_clip_tokenizer_free(m);
     }
 }
 
 int main(void) {
-    sd_clip_tokenizer *t = load_dir(test_data("../../tools/demo_sd/tokenizer"));
+    sd_clip_tokenizer *t = load_dir(test_data("../../tools/demo_sd/tokenizer"), SD_CLIP_SLOW_NO_FTFY);
     if (t) {
         CHECK(sd_clip_bos(t) == 693 && sd_clip_eos(t) == 694 && sd_clip_vocab_size(t) == 695,
               "demo specials %d %d %d", sd_clip_bos(t), sd_clip_eos(t), sd_clip_vocab_size(t));

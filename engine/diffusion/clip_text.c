@@ -179,3 +179,63 @@ char *sd_clip_clean_text(const char *text, size_t len, size_t *out_len) {
     *out_len = o;
     return out;
 }
+
+/* Oniguruma's Unicode \s, which tokenizers' Replace(Regex("\\s+")) uses. */
+static bool is_onig_space(int32_t cp) {
+    if ((cp >= 0x09 && cp <= 0x0D) || cp == 0x85) return true;
+    utf8proc_category_t c = utf8proc_category(cp);
+    return c == UTF8PROC_CATEGORY_ZS || c == UTF8PROC_CATEGORY_ZL || c == UTF8PROC_CATEGORY_ZP;
+}
+
+char *sd_clip_normalize_fast(const char *text, size_t len, size_t *out_len) {
+    *out_len = 0;
+    if (len > SIZE_MAX / 16) return NULL;
+    /* valid UTF-8 only (ill-formed bytes dropped), then NFC */
+    uint8_t *u8 = malloc(len + 1);
+    if (!u8) return NULL;
+    size_t m = 0;
+    for (size_t i = 0; i < len;) {
+        int32_t c;
+        utf8proc_ssize_t k = utf8proc_iterate((const uint8_t *)text + i, (utf8proc_ssize_t)(len - i), &c);
+        if (k <= 0) {
+            i++;
+            continue;
+        }
+        memcpy(u8 + m, text + i, (size_t)k);
+        m += (size_t)k;
+        i += (size_t)k;
+    }
+    uint8_t *nfc = NULL;
+    utf8proc_ssize_t nn = m ? utf8proc_map(u8, (utf8proc_ssize_t)m, &nfc, UTF8PROC_STABLE | UTF8PROC_COMPOSE) : 0;
+    free(u8);
+    if (nn < 0) return NULL;
+    char *out = malloc(3 * (size_t)nn + 1); /* lower-casing grows a code point by 1.5x at most */
+    if (!out) {
+        free(nfc);
+        return NULL;
+    }
+    size_t o = 0;
+    bool in_space = false;
+    for (utf8proc_ssize_t i = 0; i < nn;) {
+        int32_t c;
+        utf8proc_ssize_t k = utf8proc_iterate(nfc + i, nn - i, &c);
+        if (k <= 0) break; /* cannot happen: utf8proc wrote it */
+        i += k;
+        if (is_onig_space(c)) {
+            if (!in_space) out[o++] = ' ';
+            in_space = true;
+            continue;
+        }
+        in_space = false;
+        if (c == 0x130) {
+            out[o++] = 'i';
+            o += (size_t)utf8proc_encode_char(0x307, (uint8_t *)out + o);
+            continue;
+        }
+        o += (size_t)utf8proc_encode_char(utf8proc_tolower(c), (uint8_t *)out + o);
+    }
+    out[o] = 0;
+    free(nfc);
+    *out_len = o;
+    return out;
+}

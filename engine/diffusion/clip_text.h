@@ -31,4 +31,12 @@
  * matters for code points assigned in between. */
 char *sd_clip_clean_text(const char *text, size_t len, size_t *out_len);
 
+/* The normalizer of transformers 5's CLIPTokenizer (the tokenizers-backed
+ * one, all that transformers 5 has): NFC, every run of Unicode whitespace
+ * (TAB..CR, U+0085, Z*) replaced by one space, then each code point
+ * lower-cased on its own (full mapping: U+0130 -> "i" U+0307; no final
+ * sigma). Control and format characters stay, CJK gets no spaces. Same
+ * memory contract as sd_clip_clean_text. */
+char *sd_clip_normalize_fast(const char *text, size_t len, size_t *out_len);
+
 #endif

@@ -55,6 +55,8 @@ struct sd_clip_tokenizer {
     int32_t byte_sym[256];     /* symbol of byte b's alphabet character, or -1 */
     int32_t byte_sym_end[256]; /* the same character + "</w>", or -1 */
     int32_t bos, eos, n_vocab;
+    int32_t *id_sym;           /* [n_vocab]: the symbol of each id, or -1 */
+    sd_clip_flavour flavour;
     pcre2_code *re;
 };
 
@@ -261,12 +263,24 @@ static pt_status load_merges(sd_clip_tokenizer *t, const char *txt, size_t len, 
 }
 
 pt_status sd_clip_tokenizer_new(const char *vocab_json, size_t vocab_len, const char *merges,
-                                size_t merges_len, sd_clip_tokenizer **out, pt_error *err) {
+                                size_t merges_len, sd_clip_flavour flavour, sd_clip_tokenizer **out,
+                                pt_error *err) {
     *out = NULL;
     if (!vocab_json || !merges) return pt_fail(err, PT_ERR_ARG, "CLIP tokenizer: no vocab.json or merges.txt");
+    if (flavour != SD_CLIP_TRANSFORMERS5 && flavour != SD_CLIP_SLOW_NO_FTFY)
+        return pt_fail(err, PT_ERR_ARG, "CLIP tokenizer: unknown flavour %d", (int)flavour);
     sd_clip_tokenizer *t = calloc(1, sizeof *t);
     if (!t) return pt_fail(err, PT_ERR_NOMEM, "CLIP tokenizer: out of memory");
+    t->flavour = flavour;
     pt_status st = load_vocab(t, vocab_json, vocab_len, err);
+    if (st == PT_OK) {
+        /* ids -> symbols, for the pad token's text (the last key of an id wins) */
+        t->id_sym = malloc((size_t)(t->n_vocab ? t->n_vocab : 1) * sizeof *t->id_sym);
+        if (!t->id_sym) st = pt_fail(err, PT_ERR_NOMEM, "vocab.json: out of memory");
+        for (int32_t i = 0; st == PT_OK && i < t->n_vocab; i++) t->id_sym[i] = -1;
+        for (int32_t sym = 0; st == PT_OK && sym < t->n_sym; sym++)
+            if (t->vocab[sym] >= 0) t->id_sym[t->vocab[sym]] = sym;
+    }
     if (st == PT_OK) st = load_merges(t, merges, merges_len, err);
     if (st == PT_OK) {
         int32_t b = sym_find(t, BOS_TEXT, sizeof BOS_TEXT - 1);
@@ -306,6 +320,7 @@ void sd_clip_tokenizer_free(sd_clip_tokenizer *t) {
     free(t->len);
     free(t->vocab);
     free(t->slot);
+    free(t->id_sym);
     free(t->merges.slots);
     if (t->re) pcre2_code_free(t->re);
     free(t);
@@ -400,7 +415,8 @@ static bool encode_word(const sd_clip_tokenizer *t, bpe_work *w, const uint8_t *
 static pt_status encode_piece(const sd_clip_tokenizer *t, bpe_work *w, pcre2_match_data *md,
                               const char *text, size_t len, tok_out *o, pt_error *err) {
     size_t n;
-    char *clean = sd_clip_clean_text(text, len, &n);
+    char *clean = t->flavour == SD_CLIP_SLOW_NO_FTFY ? sd_clip_clean_text(text, len, &n)
+                                                     : sd_clip_normalize_fast(text, len, &n);
     if (!clean) return pt_fail(err, PT_ERR_NOMEM, "CLIP tokenizer: out of memory");
     pt_status st = PT_OK;
     PCRE2_SIZE at = 0;
@@ -426,20 +442,28 @@ static pt_status encode_piece(const sd_clip_tokenizer *t, bpe_work *w, pcre2_mat
     return st;
 }
 
-/* The next exact "<|startoftext|>" / "<|endoftext|>" in s[0..n) at or
- * after from: its offset (n if none), its length and id. */
-static size_t find_special(const sd_clip_tokenizer *t, const char *s, size_t n, size_t from,
-                           size_t *sl, int32_t *id) {
-    for (size_t i = from; i + 2 <= n; i++) {
-        if (s[i] != '<' || s[i + 1] != '|') continue;
-        if (n - i >= sizeof BOS_TEXT - 1 && memcmp(s + i, BOS_TEXT, sizeof BOS_TEXT - 1) == 0) {
-            *sl = sizeof BOS_TEXT - 1, *id = t->bos;
-            return i;
-        }
-        if (n - i >= sizeof EOS_TEXT - 1 && memcmp(s + i, EOS_TEXT, sizeof EOS_TEXT - 1) == 0) {
-            *sl = sizeof EOS_TEXT - 1, *id = t->eos;
-            return i;
-        }
+/* Strings split out of the raw text before anything else (transformers'
+ * added special tokens): BOS, EOS and the pad token's text. */
+typedef struct special_set {
+    const char *s[3];
+    size_t len[3];
+    int32_t id[3];
+    int n;
+} special_set;
+
+/* The next special string in s[0..n) at or after from (the longest one at
+ * the earliest position): its offset (n if none), length and id. */
+static size_t find_special(const special_set *sp, const char *s, size_t n, size_t from, size_t *sl,
+                           int32_t *id) {
+    for (size_t i = from; i < n; i++) {
+        size_t best = 0;
+        for (int k = 0; k < sp->n; k++)
+            if (sp->len[k] > best && n - i >= sp->len[k] && memcmp(s + i, sp->s[k], sp->len[k]) == 0) {
+                best = sp->len[k];
+                *sl = best;
+                *id = sp->id[k];
+            }
+        if (best) return i;
     }
     return n;
 }
@@ -454,12 +478,20 @@ pt_status sd_clip_tokenize(const sd_clip_tokenizer *t, const char *text, size_t 
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(t->re, NULL);
     if (!md) return pt_fail(err, PT_ERR_NOMEM, "CLIP tokenizer: out of memory");
     pt_status st = PT_OK;
+    special_set sps = {{BOS_TEXT, EOS_TEXT}, {sizeof BOS_TEXT - 1, sizeof EOS_TEXT - 1}, {t->bos, t->eos}, 2};
+    if (pad_id >= 0 && pad_id < t->n_vocab && pad_id != t->bos && pad_id != t->eos && t->id_sym[pad_id] >= 0 &&
+        t->len[t->id_sym[pad_id]] > 0) {
+        sps.s[2] = t->arena + t->off[t->id_sym[pad_id]];
+        sps.len[2] = t->len[t->id_sym[pad_id]];
+        sps.id[2] = pad_id;
+        sps.n = 3;
+    }
     /* transformers first splits the raw text on the special tokens
      * (tokens_trie.split), then tokenizes each piece between them. */
     for (size_t at = 0; st == PT_OK && at < text_len && o.n < o.cap;) {
         size_t sl = 0;
         int32_t sid = -1;
-        size_t sp = find_special(t, text, text_len, at, &sl, &sid);
+        size_t sp = find_special(&sps, text, text_len, at, &sl, &sid);
         if (sp > at) st = encode_piece(t, &w, md, text + at, sp - at, &o, err);
         if (sp < text_len) emit(&o, sid);
         at = sp + sl;

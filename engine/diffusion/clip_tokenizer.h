@@ -30,10 +30,22 @@
 
 typedef struct sd_clip_tokenizer sd_clip_tokenizer;
 
+/* Which transformers CLIPTokenizer to equal. They differ only in the text
+ * cleanup (clip_text.h): the slow one (transformers 4.x, without ftfy)
+ * removes control/format characters, spaces out CJK ideographs and applies
+ * Python's final-sigma rule; transformers 5's (tokenizers-backed) does
+ * none of that. Plain prompts give the same ids in both. The reference
+ * fixture (tests/data/sd-tiny) comes from transformers 5. */
+typedef enum sd_clip_flavour {
+    SD_CLIP_TRANSFORMERS5 = 0,
+    SD_CLIP_SLOW_NO_FTFY,
+} sd_clip_flavour;
+
 /* Parse vocab.json (vocab_len bytes) and merges.txt (merges_len bytes);
  * neither needs a NUL. A malformed file is a PT_ERR_FORMAT naming it. */
 pt_status sd_clip_tokenizer_new(const char *vocab_json, size_t vocab_len, const char *merges,
-                                size_t merges_len, sd_clip_tokenizer **out, pt_error *err);
+                                size_t merges_len, sd_clip_flavour flavour, sd_clip_tokenizer **out,
+                                pt_error *err);
 void sd_clip_tokenizer_free(sd_clip_tokenizer *tok);
 
 /* ids of <|startoftext|> and <|endoftext|>; the vocabulary size (largest
@@ -48,8 +60,9 @@ int32_t sd_clip_vocab_size(const sd_clip_tokenizer *tok);
  *   ids[0] = BOS, then at most max_len - 2 text tokens (the rest are cut),
  *   then EOS, then pad_id up to ids[max_len - 1]
  * (pad_id: EOS for SD 1.x, 0 for SD 2.x). As in transformers, the exact
- * strings "<|startoftext|>" and "<|endoftext|>" in the text become those
- * tokens. *n_real gets the count before the padding (BOS and EOS
+ * strings "<|startoftext|>" and "<|endoftext|>" in the text, and the pad
+ * token's own string (SD 2.x: "!", id 0), are split out of the raw text
+ * first and become those tokens. *n_real gets the count before the padding (BOS and EOS
  * included, 2 .. max_len). max_len < 2 is a PT_ERR_ARG; running
  * out of memory PT_ERR_NOMEM. */
 pt_status sd_clip_tokenize(const sd_clip_tokenizer *tok, const char *text, size_t text_len,
