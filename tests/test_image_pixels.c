@@ -5,6 +5,7 @@
  * NCHW <-> HWC transposes on odd sizes.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 

@@ -474,7 +474,7 @@ static void test_bad_params(sdfx *f) {
 static void test_names(void) {
     for (int s = 0; s < PT_IMAGE_SAMPLER_COUNT; s++) {
         pt_image_sampler back = PT_IMAGE_SAMPLER_COUNT;
-        CHECK(pt_image_sampler_parse(pt_image_sampler_name(s), &back) && back == s, "sampler %d", s);
+        CHECK(pt_image_sampler_parse(pt_image_sampler_name(s), &back) && (int)back == s, "sampler %d", s);
         CHECK(strcmp(pt_image_sampler_title(s), "?"), "title of %d", s);
     }
     pt_image_sampler x;

@@ -87,7 +87,10 @@ static pt_status load_tokenizer(pt_image_model *m, const char *path, pt_error *e
     if (!vocab || !merges)
         return pt_fail(err, PT_ERR_FORMAT, "%s has no CLIP tokenizer: give a folder with vocab.json and "
                        "merges.txt (--tokenizer)", path);
-    return sd_clip_tokenizer_new(vocab, vlen, merges, mlen, &m->tok, err);
+    /* transformers 5's CLIPTokenizer: what current diffusers pipelines run
+     * (and the reference fixture used); plain prompts give the same ids
+     * as the slow one */
+    return sd_clip_tokenizer_new(vocab, vlen, merges, mlen, SD_CLIP_TRANSFORMERS5, &m->tok, err);
 }
 
 pt_status pt_image_model_load(const char *path, const pt_image_model_params *params,
