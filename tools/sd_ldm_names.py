@@ -310,6 +310,10 @@ def hints(unet_cfg, vae_cfg, clip_cfg, sched_cfg, sd2):
         m["sd.vae.groups"] = str(vae_cfg["norm_num_groups"])
     if abs(vae_cfg.get("scaling_factor", 0.18215) - 0.18215) > 1e-9:
         m["sd.vae.scaling_factor"] = repr(float(vae_cfg["scaling_factor"]))
+    if sd2:
+        # a diffusers text encoder holds just the layers it runs (SD 2.x
+        # folders drop OpenCLIP's last one): its output is the last layer's
+        m["sd.clip.skip"] = "1"
     if (sched_cfg or {}).get("prediction_type", "epsilon") != "epsilon":
         m["sd.schedule.prediction"] = sched_cfg["prediction_type"]
     return m
