@@ -190,6 +190,9 @@ static void test_hostile(void) {
     CHECK(st == PT_ERR_UNSUPPORTED && strstr(err.msg, "architecture"), "LLM GGUF: '%s'", err.msg);
 }
 
+static bool config_equal(const sd_model_config *a, const sd_model_config *b, char *why, size_t cap);
+static float *as_floats(const sd_tensor *t, int64_t *n);
+
 /* ---- 3. the minimal LDM ---- */
 
 static void test_mini_ldm(void) {
@@ -273,6 +276,39 @@ static void test_mini_ldm(void) {
     CHECK(st == PT_ERR_FORMAT && strstr(err.msg, "[4, 4, 3, 3], expected [4, 4, 1, 1]"), "need shape: %s",
           err.msg);
     CHECK(sd_weights_vocab_json(w, NULL) == NULL && sd_weights_merges(w, NULL) == NULL, "no tokenizer");
+    CHECK(u->channels[2] == 0 && u->heads[3] == 0 && c->vae.channels[2] == 0, "unused levels zero");
+
+    /* the same model through tools/sd_to_gguf.py's LDM path, Q4_0: same
+     * config; 1-D tensors are the F16 values widened to F32 exactly;
+     * 4-input linears stay F16 (4 is no multiple of 32), same bytes */
+    sd_weights *g = NULL;
+    CHECK(sd_weights_open(fixture("sd-bad/mini_q4.gguf"), NULL, NULL, &g, &err) == PT_OK, "mini_q4: %s",
+          err.msg);
+    if (g) {
+        char why[64] = "";
+        CHECK(config_equal(c, sd_weights_config(g), why, sizeof why), "mini GGUF config: %s", why);
+        CHECK(g->n == w->n, "mini GGUF %zu tensors vs %zu", g->n, w->n);
+        int diff = 0;
+        for (size_t i = 0; i < w->n; i++) {
+            sd_tensor t;
+            const sd_tensor *r = &w->e[i].t;
+            bool ok = sd_weights_get(g, w->e[i].name, &t) && !memcmp(t.shape, r->shape, sizeof t.shape);
+            if (ok && r->n_dims == 1) {
+                int64_t n1, n2;
+                float *a = as_floats(&t, &n1), *b = as_floats(r, &n2);
+                ok = t.type == PT_TYPE_F32 && n1 == n2 && !memcmp(a, b, (size_t)n1 * sizeof *a);
+                free(a);
+                free(b);
+            } else if (ok && r->n_dims == 2) {
+                ok = t.type == PT_TYPE_F16 && t.nbytes == r->nbytes && !memcmp(t.data, r->data, t.nbytes);
+            } else if (ok) {
+                ok = t.type == PT_TYPE_Q4_0 && t.layout == SD_LAYOUT_CONV_OHWI_PAD && t.k_pad % 32 == 0;
+            }
+            if (!ok && diff++ < 5) fprintf(stderr, "mini GGUF differs: %s\n", w->e[i].name);
+        }
+        CHECK(diff == 0, "%d mini GGUF tensors differ", diff);
+        sd_weights_close(g);
+    }
     sd_weights_close(w);
 
     /* the broken variants load (the file is fine), and need() names the problem */

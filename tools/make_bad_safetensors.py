@@ -8,8 +8,8 @@ tests/fuzz/fuzz_safetensors.c (tests/fuzz/corpus/fuzz_safetensors/).
 mini_ldm.safetensors is a complete, valid single-file LDM checkpoint of a
 minimal SD structure (UNet 2 levels of 4 channels, 1 layer per block,
 attention on level 0; VAE 2 levels of 4; CLIP 4 wide, 1 layer, vocab 10; F16),
-with its heads and groups in __metadata__. Every other file breaks one
-rule; the test expects the status and message word listed in CASES.
+with its heads and groups in __metadata__; mini_q4.gguf is the same model
+through sd_to_gguf.py --type q4_0. Every other file breaks one rule; the test expects the status and message word listed in CASES.
 Deterministic (seed 0); numpy only.
 """
 import json
@@ -140,7 +140,15 @@ def main():
         seeds["bad_" + k] = c[k][0]
     for k, v in seeds.items():
         open(os.path.join(corpus, k + ".safetensors"), "wb").write(v)
-    print(f"{bad}: {len(c) + 1} files; {corpus}: {len(seeds)} seeds")
+    # the same minimal model in petrel's GGUF (Q4_0), through sd_to_gguf's LDM path
+    import subprocess
+    gg = os.path.join(bad, "mini_q4.gguf")
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sd_to_gguf.py"),
+                    os.path.join(bad, "mini_ldm.safetensors"), gg, "--type", "q4_0"], check=True, stdout=subprocess.DEVNULL)
+    gb = open(gg, "rb").read()
+    open(os.path.join(corpus, "valid_mini_q4.gguf"), "wb").write(gb)
+    open(os.path.join(corpus, "trunc_mini_q4.gguf"), "wb").write(gb[: len(gb) // 3])
+    print(f"{bad}: {len(c) + 2} files; {corpus}: {len(seeds) + 2} seeds")
 
 
 if __name__ == "__main__":

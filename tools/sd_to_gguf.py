@@ -145,7 +145,7 @@ def load_ldm(path):
                     t[canon] = v
         elif k in inv:
             canon = inv[k]
-            t[canon] = v.reshape(v.shape[:2]) if ".mid_block.attentions." in canon and v.ndim == 4 else v
+            t[canon] = v.reshape(v.shape[:2]) if canon.startswith("vae.") and ".mid_block.attentions." in canon and v.ndim == 4 else v
     return cfg, t, None
 
 
