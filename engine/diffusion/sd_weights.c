@@ -177,6 +177,15 @@ pt_status sd_weights_open(const char *path, const char *taesd_path, const char *
                              w->e[i].name);
     }
     if (!st) st = sd_config_validate(&w->cfg, path, err);
+    if (!st) {
+        /* levels past n_levels hold zeros, whatever the source's defaults */
+        sd_unet_config *u = &w->cfg.unet;
+        for (int i = u->n_levels; i < SD_MAX_LEVELS; i++) {
+            u->channels[i] = u->heads[i] = u->transformer_depth[i] = 0;
+            u->cross_attn[i] = false;
+        }
+        for (int i = w->cfg.vae.n_levels; i < SD_MAX_LEVELS; i++) w->cfg.vae.channels[i] = 0;
+    }
     if (st) {
         sd_weights_close(w);
         return st;

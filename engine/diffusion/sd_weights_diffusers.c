@@ -197,11 +197,18 @@ pt_status sd_load_diffusers(sd_weights *w, const char *dir, pt_error *err) {
     TRY(sd_join(path, sizeof path, sub, "vocab.json", err));
     if (sd_is_file(path)) {
         TRY(sd_load_tokenizer(w, sub, err));
+        /* pad_token: special_tokens_map.json, else tokenizer_config.json
+         * (a string or {"content": ...}); config.json's pad_token_id is
+         * transformers' default (1) in real SD folders, not the pad used */
+        static const char *const files[] = {"special_tokens_map.json", "tokenizer_config.json"};
         const char *pad = NULL;
-        TRY(component_json(dir, "tokenizer", "special_tokens_map.json", &j, path, sizeof path, err));
-        const cJSON *p = j ? cJSON_GetObjectItemCaseSensitive(j, "pad_token") : NULL;
-        if (cJSON_IsObject(p)) p = cJSON_GetObjectItemCaseSensitive(p, "content");
-        if (cJSON_IsString(p)) pad = p->valuestring;
+        for (int f = 0; f < 2 && !pad; f++) {
+            cJSON_Delete(j);
+            TRY(component_json(dir, "tokenizer", files[f], &j, path, sizeof path, err));
+            const cJSON *p = j ? cJSON_GetObjectItemCaseSensitive(j, "pad_token") : NULL;
+            if (cJSON_IsObject(p)) p = cJSON_GetObjectItemCaseSensitive(p, "content");
+            if (cJSON_IsString(p)) pad = p->valuestring;
+        }
         sd_clip_ids_from_vocab(w->vocab, pad, &c->clip);
         cJSON_Delete(j);
         j = NULL;
