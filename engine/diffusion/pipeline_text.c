@@ -29,13 +29,27 @@ pt_status sd_encode_text(pt_image_model *m, const pt_image_params *p, int n_rows
                                "encoder's %d tokens", (int)ids[r * SD_TEXT_TOKENS + i], cc0->vocab);
     }
     if (sd_cancelled(p)) return pt_fail(err, PT_ERR_CANCELLED, "cancelled");
-    /* clip skip: the caller's choice over the model's */
-    sd_clip_config cc = *cc0;
-    if (p->clip_skip > 0) cc.skip = p->clip_skip;
-    sd_clip *clip = NULL;
-    pt_status st = sd_clip_load(m->w, &cc, m->rt, &clip, err);
-    if (st == PT_OK) st = sd_clip_encode(clip, m->rt, ids, n_rows, SD_TEXT_TOKENS, ctx, err);
-    sd_clip_free(clip);
+    /* clip skip as diffusers' StableDiffusionPipeline applies it: to the
+     * prompt only; the negative prompt is encoded with the model's own
+     * layer (encode_prompt runs the text encoder plainly for it). When
+     * both rows want the same layer they run as one batch. */
+    const int skip_prompt = p->clip_skip > 0 ? p->clip_skip : cc0->skip;
+    const int skips[2] = {n_rows == 2 ? cc0->skip : skip_prompt, skip_prompt};
+    const size_t row = (size_t)SD_TEXT_TOKENS * (size_t)cc0->hidden;
+    pt_status st = PT_OK;
+    for (int r0 = 0; r0 < n_rows && st == PT_OK;) {
+        int r1 = r0 + 1;
+        while (r1 < n_rows && skips[r1] == skips[r0]) r1++;
+        sd_clip_config cc = *cc0;
+        cc.skip = skips[r0];
+        sd_clip *clip = NULL;
+        st = sd_clip_load(m->w, &cc, m->rt, &clip, err);
+        if (st == PT_OK)
+            st = sd_clip_encode(clip, m->rt, ids + r0 * SD_TEXT_TOKENS, r1 - r0, SD_TEXT_TOKENS,
+                                ctx + (size_t)r0 * row, err);
+        sd_clip_free(clip);
+        r0 = r1;
+    }
     sd_weights_release(m->w, "text_encoder.");
     return st;
 }

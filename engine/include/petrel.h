@@ -514,7 +514,11 @@ typedef struct pt_image_params {
     uint64_t seed;            /* every value is used as given */
     int width, height;        /* multiples of 64 in 64..2048; 0: the model's default */
     pt_image_sampler sampler; /* default PT_IMAGE_EULER */
-    int clip_skip;            /* 0: the model's; 1: last CLIP layer; 2: penultimate */
+    /* 0: the model's own layer; 1: the last CLIP layer; 2: the
+     * penultimate (A1111's count: diffusers' clip_skip + 1). As diffusers'
+     * StableDiffusionPipeline does, it applies to the prompt; the negative
+     * prompt keeps the model's own layer. */
+    int clip_skip;
     bool use_taesd;           /* decode with TAESD (the model must have one) */
     pt_image_progress_fn progress; /* NULL: no reports */
     void *progress_user;
