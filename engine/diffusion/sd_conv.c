@@ -49,7 +49,8 @@ pt_status sd_conv_load(sd_runtime *rt, const sd_weights *w, const char *prefix, 
     c->mm.in = k * k * c_in;
     c->mm.out = c_out;
     st = sd_prepare_matrix(rt, &t, name, c_out, c_in, k, &c->mm, err);
-    if (st == PT_OK) st = sd_load_vector(rt, w, prefix, ".bias", c_out, true, &c->mm.bias, err);
+    /* a missing bias is none (TAESD's convs after up-sampling) */
+    if (st == PT_OK) st = sd_load_vector(rt, w, prefix, ".bias", c_out, false, &c->mm.bias, err);
     if (st) sd_conv_free(rt, c);
     return st;
 }
@@ -101,7 +102,7 @@ static void conv_task(void *ctx, int task, int n_tasks, int thread) {
     pt_matmul_run(&one, &mj);
     for (int64_t p = 0; p < p1 - p0; p++) {
         float *yp = y + p * c->c_out;
-        pt_add(yp, c->mm.bias, c->c_out);
+        if (c->mm.bias) pt_add(yp, c->mm.bias, c->c_out);
         if (j->add) pt_add(yp, j->add + (p0 + p) * c->c_out, c->c_out);
     }
 }
