@@ -18,7 +18,8 @@
  *      machine has;
  *   5. tiled decoding against whole decoding on latents larger than the
  *      tile (PSNR), and its peak activation memory below the whole one;
- *   6. bad input: one-line errors.
+ *   6. bad input: one-line errors (sizes, tilings, a VAE config that
+ *      does not match the stored tensors).
  *
  * Tolerances (each stated where it is checked) come from float32
  * rounding: the engine and diffusers (CPU, float32) both compute in
@@ -501,6 +502,48 @@ static void test_tiled(void) {
     sd_rt_free(rt);
 }
 
+/* A copy of the fixture's model folder (other components linked) whose
+ * vae/config.json has the text `from` replaced by `to`: the weights no
+ * longer match the config, which must be a one-line PT_ERR_FORMAT naming
+ * a tensor, never a crash. */
+static void test_config_mismatch(const char *from, const char *to, const char *want_in_msg) {
+    char dir[] = "/tmp/petrel_vae_XXXXXX";
+    if (!mkdtemp(dir)) { CHECK(0, "mkdtemp"); return; }
+    char src[4096], cmd[16384], path[8192];
+    snprintf(src, sizeof src, "%s", test_data("sd-tiny/model"));
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && for f in model_index.json scheduler text_encoder tokenizer unet; do ln -s '%s'/$f $f; done"
+             " && mkdir vae && ln -s '%s'/vae/diffusion_pytorch_model.safetensors vae/",
+             dir, src, src);
+    CHECK(system(cmd) == 0, "building %s", dir);
+    snprintf(path, sizeof path, "%s/vae/config.json", src);
+    char *cfg = test_read_file(path, NULL), *at = strstr(cfg, from);
+    CHECK(at != NULL, "config.json holds '%s'", from);
+    snprintf(path, sizeof path, "%s/vae/config.json", dir);
+    FILE *f = fopen(path, "w");
+    if (at && f) fprintf(f, "%.*s%s%s", (int)(at - cfg), cfg, to, at + strlen(from));
+    if (f) fclose(f);
+    free(cfg);
+    sd_weights *w = NULL;
+    pt_error err = {0};
+    pt_status st = sd_weights_open(dir, NULL, NULL, &w, &err);
+    if (st == PT_OK) {
+        sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
+        sd_vae *v = NULL;
+        st = sd_vae_load(rt, w, true, &v, &err);
+        CHECK(v == NULL, "no VAE from a mismatched config");
+        sd_vae_free(rt, v);
+        sd_rt_free(rt);
+        sd_weights_close(w);
+    }
+    CHECK(st == PT_ERR_FORMAT && strstr(err.msg, want_in_msg) && !strchr(err.msg, '\n'),
+          "%s -> %s: status %d, message '%s' (want it to name %s)", from, to, (int)st, err.msg,
+          want_in_msg);
+    printf("vae config %s -> %s: %s\n", from, to, err.msg);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "removing %s", dir);
+}
+
 int main(void) {
     pt_error err = {0};
     char model[4096], taesd[4096];
@@ -522,6 +565,10 @@ int main(void) {
     test_taesd_float();
     test_q8();
     test_tiled();
+    /* a third ResNet per block that the file lacks; channels that do not
+     * match the stored shapes */
+    test_config_mismatch("\"layers_per_block\": 2", "\"layers_per_block\": 3", "resnets.3");
+    test_config_mismatch("\"latent_channels\": 4", "\"latent_channels\": 8", "post_quant_conv");
     st_close(ref_file);
     sd_weights_close(w);
     return check_done("sd_vae");
