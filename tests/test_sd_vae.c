@@ -18,13 +18,18 @@
  *      machine has;
  *   5. tiled decoding against whole decoding on latents larger than the
  *      tile (PSNR), and its peak activation memory below the whole one;
- *   6. bad input: one-line errors.
+ *   6. bad input: one-line errors (sizes, tilings, a VAE config that
+ *      does not match the stored tensors).
  *
  * Tolerances (each stated where it is checked) come from float32
- * rounding: the engine and diffusers both compute in float32 with
- * different summation orders over ~30 layers of up to 3*3*64 = 576-term
- * sums and GroupNorms that divide by small standard deviations, so
- * agreement is to a few 1e-5 of the output range, not bitwise.
+ * rounding: the engine and diffusers (CPU, float32) both compute in
+ * float32 with different summation orders over ~30 layers of up to
+ * 3*3*16 = 144-term sums and GroupNorms that divide by small standard
+ * deviations, so agreement is to a few 1e-6 of the output range
+ * (measured: 4.3e-6 on a range of 2.7 for the VAE decoder, 1.2e-7 for
+ * TAESD), not bitwise. The float bound FLOAT_TOL * (1 + range) is ~10x
+ * the measured error: tight enough that a wrong channel, norm scale or
+ * padding (errors of order the range) fails by orders of magnitude.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -42,6 +47,8 @@
 #include "sd_weights.h"
 #include "taesd.h"
 #include "vae.h"
+
+#define FLOAT_TOL 2e-5 /* see the header comment */
 
 /* ---- fixture access ------------------------------------------------------ */
 
@@ -122,8 +129,10 @@ static img conv_ref(img in, const char *pre, int c_out, int k, int stride, int p
     return o;
 }
 
+static const sd_vae_config *vcfg; /* the fixture's VAE hyperparameters */
+
 static void gn_ref(img x, const char *pre, bool silu) {
-    pt_groupnorm_ref(x.x, x.x, (int64_t)x.h * x.w, x.c, 8, wt(x.c, "%s.weight", pre),
+    pt_groupnorm_ref(x.x, x.x, (int64_t)x.h * x.w, x.c, vcfg->groups, wt(x.c, "%s.weight", pre),
                      wt(x.c, "%s.bias", pre), 1e-6f, silu);
 }
 
@@ -186,31 +195,31 @@ static void attn_ref(img x, const char *pre) {
     free(q), free(k), free(v), free(o), free(t.x);
 }
 
-/* diffusers' AutoencoderKL.decode on the fixture's config (channels
- * [16, 32, 32, 32], 2 layers per block, 8 groups): latent HWC h x w x 4
- * -> HWC 8h x 8w x 3 (caller frees). */
+/* diffusers' AutoencoderKL.decode for the config vcfg (the fixture's:
+ * block_out_channels [8, 16, 16, 16], 2 layers per block, 4 groups):
+ * latent HWC h x w x lc -> HWC 8h x 8w x 3 (caller frees). */
 static float *decode_ref(const float *lat, int h, int w) {
-    static const int ch[4] = {16, 32, 32, 32};
-    img x = {(float *)lat, h, w, 4};
-    img y = conv_ref(x, "vae.post_quant_conv", 4, 1, 1, 0);
-    x = conv_ref(y, "vae.decoder.conv_in", 32, 3, 1, 1);
+    const int n = vcfg->n_levels, *ch = vcfg->channels, top = ch[n - 1];
+    img x = {(float *)lat, h, w, vcfg->latent_channels};
+    img y = conv_ref(x, "vae.post_quant_conv", x.c, 1, 1, 0);
+    x = conv_ref(y, "vae.decoder.conv_in", top, 3, 1, 1);
     free(y.x);
-    x = resnet_ref(x, "vae.decoder.mid_block.resnets.0", 32);
+    x = resnet_ref(x, "vae.decoder.mid_block.resnets.0", top);
     attn_ref(x, "vae.decoder.mid_block.attentions.0");
-    x = resnet_ref(x, "vae.decoder.mid_block.resnets.1", 32);
-    char n[200];
-    for (int i = 0; i < 4; i++) {
-        int c = ch[3 - i];
-        for (int j = 0; j < 3; j++) {
-            snprintf(n, sizeof n, "vae.decoder.up_blocks.%d.resnets.%d", i, j);
-            x = resnet_ref(x, n, c);
+    x = resnet_ref(x, "vae.decoder.mid_block.resnets.1", top);
+    char nm[200];
+    for (int i = 0; i < n; i++) {
+        int c = ch[n - 1 - i];
+        for (int j = 0; j < vcfg->layers_per_block + 1; j++) {
+            snprintf(nm, sizeof nm, "vae.decoder.up_blocks.%d.resnets.%d", i, j);
+            x = resnet_ref(x, nm, c);
         }
-        if (i < 3) {
+        if (i < n - 1) {
             img u = {malloc(sizeof(float) * (size_t)4 * x.h * x.w * c), 2 * x.h, 2 * x.w, c};
             pt_upsample2x_hwc(u.x, x.x, x.h, x.w, c);
             free(x.x);
-            snprintf(n, sizeof n, "vae.decoder.up_blocks.%d.upsamplers.0.conv", i);
-            x = conv_ref(u, n, c, 3, 1, 1);
+            snprintf(nm, sizeof nm, "vae.decoder.up_blocks.%d.upsamplers.0.conv", i);
+            x = conv_ref(u, nm, c, 3, 1, 1);
             free(u.x);
         }
     }
@@ -248,7 +257,7 @@ static void test_decode_float(void) {
     /* the reference sums in double; diffusers in float32 (cuDNN / CPU
      * kernels, whose order we do not know): a few float32 rounding steps
      * per layer, amplified by GroupNorm's 1/std over ~30 layers */
-    CHECK(d_ref < 1e-4 * (1 + range), "C reference vs diffusers vae.out: max |diff| %g (range %g)",
+    CHECK(d_ref < FLOAT_TOL * (1 + range), "C reference vs diffusers vae.out: max |diff| %g (range %g)",
           d_ref, range);
 
     sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
@@ -262,23 +271,34 @@ static void test_decode_float(void) {
     double d_eng = max_abs_diff(got, want, n, NULL), d_er = max_abs_diff(got, ref, n, NULL);
     /* engine (float32 sums in its own order) vs diffusers (float32) and
      * vs the double reference: the same float32 rounding budget */
-    CHECK(d_eng < 1e-4 * (1 + range), "engine vs diffusers vae.out: max |diff| %g", d_eng);
-    CHECK(d_er < 1e-4 * (1 + range), "engine vs C reference: max |diff| %g", d_er);
+    CHECK(d_eng < FLOAT_TOL * (1 + range), "engine vs diffusers vae.out: max |diff| %g", d_eng);
+    CHECK(d_er < FLOAT_TOL * (1 + range), "engine vs C reference: max |diff| %g", d_er);
     printf("vae decode float: ref-diffusers %.3g, engine-diffusers %.3g, engine-ref %.3g (range %.3g)\n",
            d_ref, d_eng, d_er, range);
     free(ref), free(got);
 
-    /* odd sizes against the reference: 8x16 and 24x8 latents */
-    static const int sizes[2][2] = {{8, 16}, {24, 8}};
-    for (int s = 0; s < 2; s++) {
-        int h = sizes[s][0], w = sizes[s][1];
+    /* not square: diffusers' vae.out2 of the 8x16 latent vae.latent2 */
+    {
+        float *l2 = nchw_to_hwc(ref_get("vae.latent2", 4 * 8 * 16), 4, 8, 16);
+        float *w2 = nchw_to_hwc(ref_get("vae.out2", 3 * 64 * 128), 3, 64, 128);
+        float *o2 = malloc(sizeof(float) * 64 * 128 * 3);
+        CHECK(sd_vae_decode(rt, v, l2, 8, 16, o2, NULL, &err) == PT_OK, "decode 8x16: %s", err.msg);
+        double r2, d2 = max_abs_diff(o2, w2, 64 * 128 * 3, &r2);
+        CHECK(d2 < FLOAT_TOL * (1 + r2), "engine vs diffusers vae.out2 (8x16): max |diff| %g", d2);
+        free(l2), free(w2), free(o2);
+    }
+    /* odd size against the C reference: a 24x8 latent (3 x 1 of the
+     * fixture's 8x8, its attention over 192 pixels) of random values */
+    {
+        int h = 24, w = 8;
         int64_t nl = (int64_t)h * w * 4, no = (int64_t)64 * h * w * 3;
         float *l = malloc(sizeof(float) * nl), *o = malloc(sizeof(float) * no);
         for (int64_t i = 0; i < nl; i++) l[i] = 2.0f * frand();
         float *r = decode_ref(l, h, w);
         CHECK(sd_vae_decode(rt, v, l, h, w, o, NULL, &err) == PT_OK, "decode %dx%d: %s", h, w, err.msg);
         double rr, d = max_abs_diff(o, r, no, &rr);
-        CHECK(d < 1e-4 * (1 + rr), "engine vs C reference at %dx%d: max |diff| %g (range %g)", h, w, d, rr);
+        CHECK(d < FLOAT_TOL * (1 + rr), "engine vs C reference at %dx%d: max |diff| %g (range %g)", h, w, d, rr);
+        printf("vae decode float 24x8: engine-ref %.3g (range %.3g)\n", d, rr);
         free(l), free(o), free(r);
     }
     sd_vae_free(rt, v);
@@ -298,7 +318,7 @@ static void test_encode_float(void) {
     CHECK(sd_vae_encode(rt, v, in, 64, 64, got, &err) == PT_OK, "encode: %s", err.msg);
     double range, d = max_abs_diff(got, want, 8 * 8 * 4, &range);
     /* float32 rounding as for the decoder */
-    CHECK(d < 1e-4 * (1 + range), "encode vs diffusers enc_mean: max |diff| %g (range %g)", d, range);
+    CHECK(d < FLOAT_TOL * (1 + range), "encode vs diffusers enc_mean: max |diff| %g (range %g)", d, range);
     printf("vae encode float: engine-diffusers %.3g (range %.3g)\n", d, range);
 
     /* errors: a side not a multiple of 8, a decoder-only VAE */
@@ -327,8 +347,20 @@ static void test_taesd_float(void) {
     CHECK(sd_taesd_decode(rt, t, lat, 8, 8, got, NULL, &err) == PT_OK, "taesd decode: %s", err.msg);
     double range, d = max_abs_diff(got, want, 64 * 64 * 3, &range);
     /* float32 sums in two orders through 19 layers without normalization */
-    CHECK(d < 1e-4 * (1 + range), "taesd vs diffusers taesd.out: max |diff| %g (range %g)", d, range);
+    CHECK(d < FLOAT_TOL * (1 + range), "taesd vs diffusers taesd.out: max |diff| %g (range %g)", d, range);
     printf("taesd decode float: engine-diffusers %.3g (range %.3g)\n", d, range);
+
+    /* the TAESD encoder: diffusers' taesd.encode(vae.enc_in).latents */
+    CHECK(sd_taesd_has_encoder(t), "the fixture's TAESD has its encoder");
+    float *in = nchw_to_hwc(ref_get("vae.enc_in", 3 * 64 * 64), 3, 64, 64);
+    float *want_e = nchw_to_hwc(ref_get("taesd.enc_out", 4 * 8 * 8), 4, 8, 8);
+    float enc[8 * 8 * 4];
+    CHECK(sd_taesd_encode(rt, t, in, 64, 64, enc, &err) == PT_OK, "taesd encode: %s", err.msg);
+    double re, de = max_abs_diff(enc, want_e, 8 * 8 * 4, &re);
+    CHECK(de < FLOAT_TOL * (1 + re), "taesd encode vs diffusers taesd.enc_out: max |diff| %g (range %g)", de, re);
+    printf("taesd encode float: engine-diffusers %.3g (range %.3g)\n", de, re);
+    CHECK(sd_taesd_encode(rt, t, in, 64, 60, enc, &err) == PT_ERR_ARG && err.msg[0], "64x60 refused");
+    free(in), free(want_e);
 
     /* tiled TAESD: no GroupNorm or attention, so tiles differ from the
      * whole only through the zero padding at their borders, which the
@@ -348,20 +380,30 @@ static void test_taesd_float(void) {
     sd_rt_free(rt);
 }
 
-/* Q8_0: weights quantized at load, activations quantized per 32 values
- * (qmatmul.h): each product carries relative errors of ~1/254 of its
- * blocks' largest values, averaging out over the sums. */
+/* Q8_0: weights quantized at load (per 32 values, error <= 1/254 of the
+ * block's largest) and, on the CPU variants with int8 kernels, activations
+ * quantized per 32 values too (qmatmul.h): each product carries relative
+ * noise of a few 0.1 %, which ~30 layers (GroupNorms amplifying it)
+ * accumulate to ~1 % of the output range: measured 41.3 dB (int8
+ * products) and 47.4 dB (the plain C variant: weights only) for the VAE,
+ * 70 dB and 75 dB for TAESD (no norms). Bounds: VAE 38 dB, TAESD 55 dB.
+ *
+ * Determinism: every variant with int8 kernels must give the same bits.
+ * The plain C variant ("ref") runs unpacked Q8_0 matrices through
+ * pt_matmul_ref on float activations (sd_nn's products quantize the input
+ * only for packed matrices), so it is not bitwise equal to them: it is
+ * checked by PSNR against the first SIMD variant and printed, not
+ * demanded bitwise (a known gap of sd_nn / matmul.c, see the report). */
 static void test_q8(void) {
     float *lat = nchw_to_hwc(ref_get("vae.latent", 4 * 8 * 8), 4, 8, 8);
     float *want = nchw_to_hwc(ref_get("vae.out", 3 * 64 * 64), 3, 64, 64);
     float *want_t = nchw_to_hwc(ref_get("taesd.out", 3 * 64 * 64), 3, 64, 64);
     int64_t n = 64 * 64 * 3;
-    float *first = malloc(sizeof(float) * n), *got = malloc(sizeof(float) * n);
-    float *first_t = malloc(sizeof(float) * n);
+    float *out[PT_CPU_VARIANT_COUNT][2] = {{NULL}};
     pt_cpu cpu;
     pt_cpu_detect_with(&cpu, NULL);
     bool ran[PT_CPU_VARIANT_COUNT] = {false};
-    bool have_first = false;
+    int first_simd = -1;
     for (int vi = 0; vi < PT_CPU_VARIANT_COUNT; vi++) {
         if (!pt_cpu_has_variant(&cpu, (pt_cpu_variant)vi)) continue;
         ran[vi] = true;
@@ -372,26 +414,36 @@ static void test_q8(void) {
         pt_error err = {0};
         CHECK(sd_vae_load(rt, W, false, &v, &err) == PT_OK, "%s: %s", name, err.msg);
         CHECK(sd_taesd_load(rt, W, false, &t, &err) == PT_OK, "%s: %s", name, err.msg);
-        if (!v || !t) continue;
-        CHECK(sd_vae_decode(rt, v, lat, 8, 8, got, NULL, &err) == PT_OK, "%s: %s", name, err.msg);
-        double p = psnr(got, want, n, 2.0);
-        printf("vae decode Q8_0 (%s): PSNR %.1f dB vs diffusers\n", name, p);
-        CHECK(p > 40.0, "vae Q8_0 %s: PSNR %.1f dB", name, p);
-        if (!have_first) memcpy(first, got, sizeof(float) * n);
-        else CHECK(memcmp(first, got, sizeof(float) * n) == 0, "vae Q8_0 %s differs from the first variant", name);
-        CHECK(sd_taesd_decode(rt, t, lat, 8, 8, got, NULL, &err) == PT_OK, "%s: %s", name, err.msg);
-        p = psnr(got, want_t, n, 2.0);
-        printf("taesd decode Q8_0 (%s): PSNR %.1f dB vs diffusers\n", name, p);
-        CHECK(p > 40.0, "taesd Q8_0 %s: PSNR %.1f dB", name, p);
-        if (!have_first) memcpy(first_t, got, sizeof(float) * n);
-        else CHECK(memcmp(first_t, got, sizeof(float) * n) == 0, "taesd Q8_0 %s differs from the first variant", name);
-        have_first = true;
+        float *a = out[vi][0] = malloc(sizeof(float) * n), *b = out[vi][1] = malloc(sizeof(float) * n);
+        if (v && t) {
+            CHECK(sd_vae_decode(rt, v, lat, 8, 8, a, NULL, &err) == PT_OK, "%s: %s", name, err.msg);
+            CHECK(sd_taesd_decode(rt, t, lat, 8, 8, b, NULL, &err) == PT_OK, "%s: %s", name, err.msg);
+            double pv = psnr(a, want, n, 2.0), pt = psnr(b, want_t, n, 2.0);
+            printf("Q8_0 (%s): vae decode %.1f dB, taesd decode %.1f dB vs diffusers\n", name, pv, pt);
+            CHECK(pv > 38.0, "vae Q8_0 %s: PSNR %.1f dB", name, pv);
+            CHECK(pt > 55.0, "taesd Q8_0 %s: PSNR %.1f dB", name, pt);
+        }
+        if (vi != PT_CPU_REF && first_simd < 0) first_simd = vi;
+        if (vi != PT_CPU_REF && first_simd != vi) {
+            CHECK(memcmp(out[first_simd][0], a, sizeof(float) * n) == 0,
+                  "vae Q8_0 %s differs from %s", name, pt_cpu_variant_name((pt_cpu_variant)first_simd));
+            CHECK(memcmp(out[first_simd][1], b, sizeof(float) * n) == 0,
+                  "taesd Q8_0 %s differs from %s", name, pt_cpu_variant_name((pt_cpu_variant)first_simd));
+        }
         sd_taesd_free(rt, t);
         sd_vae_free(rt, v);
         sd_rt_free(rt);
     }
+    if (first_simd >= 0 && ran[PT_CPU_REF]) {
+        bool same = memcmp(out[PT_CPU_REF][0], out[first_simd][0], sizeof(float) * n) == 0;
+        double p = psnr(out[PT_CPU_REF][0], out[first_simd][0], n, 2.0);
+        printf("Q8_0 vae decode, ref vs %s: %s (PSNR %.1f dB)\n",
+               pt_cpu_variant_name((pt_cpu_variant)first_simd), same ? "bitwise equal" : "NOT bitwise equal", p);
+        CHECK(p > 38.0, "Q8_0 ref vs %s PSNR %.1f dB", pt_cpu_variant_name((pt_cpu_variant)first_simd), p);
+    }
     check_variants_ran("sd_vae", ran);
-    free(first), free(first_t), free(got), free(lat), free(want), free(want_t);
+    for (int vi = 0; vi < PT_CPU_VARIANT_COUNT; vi++) free(out[vi][0]), free(out[vi][1]);
+    free(lat), free(want), free(want_t);
 }
 
 /* Tiled VAE decode against the whole decode, and its peak memory. */
@@ -424,9 +476,13 @@ static void test_tiled(void) {
     printf("vae tiled 24x32 (tile 16, overlap 8) vs whole: PSNR %.1f dB; activation peak %.2f MiB tiled, %.2f MiB whole\n",
            p, peak_tiled / 1048576.0, peak_whole / 1048576.0);
     /* a tile sees GroupNorm statistics and attention of its own 16 x 16
-     * latents only, and zero padding at its borders: the bound is what
-     * this fixture's random VAE shows with margin, see vae_tiles.h */
-    CHECK(p > 20.0, "tiled vs whole PSNR %.1f dB", p);
+     * latents only, and zero padding at its borders (vae_tiles.h): on
+     * this fixture's random VAE (perturbed norms) that costs a lot,
+     * measured 20.6 dB here (TAESD, without norms: 62 dB above); a
+     * misplaced or dropped tile gives under 10 dB. Bound 18 dB: float
+     * rounding cannot move it, so it guards the blend and the placement,
+     * not a quality claim for trained VAEs. */
+    CHECK(p > 18.0, "tiled vs whole PSNR %.1f dB", p);
     /* tiles of 16x16 against a 24x32 whole: under 16*16/(24*32) = 1/3 of
      * the activations, plus the fixed scratch */
     CHECK(peak_tiled > 0 && peak_tiled < peak_whole / 2, "tiled peak %llu vs whole %llu",
@@ -446,6 +502,48 @@ static void test_tiled(void) {
     sd_rt_free(rt);
 }
 
+/* A copy of the fixture's model folder (other components linked) whose
+ * vae/config.json has the text `from` replaced by `to`: the weights no
+ * longer match the config, which must be a one-line PT_ERR_FORMAT naming
+ * a tensor, never a crash. */
+static void test_config_mismatch(const char *from, const char *to, const char *want_in_msg) {
+    char dir[] = "/tmp/petrel_vae_XXXXXX";
+    if (!mkdtemp(dir)) { CHECK(0, "mkdtemp"); return; }
+    char src[4096], cmd[16384], path[8192];
+    snprintf(src, sizeof src, "%s", test_data("sd-tiny/model"));
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && for f in model_index.json scheduler text_encoder tokenizer unet; do ln -s '%s'/$f $f; done"
+             " && mkdir vae && ln -s '%s'/vae/diffusion_pytorch_model.safetensors vae/",
+             dir, src, src);
+    CHECK(system(cmd) == 0, "building %s", dir);
+    snprintf(path, sizeof path, "%s/vae/config.json", src);
+    char *cfg = test_read_file(path, NULL), *at = strstr(cfg, from);
+    CHECK(at != NULL, "config.json holds '%s'", from);
+    snprintf(path, sizeof path, "%s/vae/config.json", dir);
+    FILE *f = fopen(path, "w");
+    if (at && f) fprintf(f, "%.*s%s%s", (int)(at - cfg), cfg, to, at + strlen(from));
+    if (f) fclose(f);
+    free(cfg);
+    sd_weights *w = NULL;
+    pt_error err = {0};
+    pt_status st = sd_weights_open(dir, NULL, NULL, &w, &err);
+    if (st == PT_OK) {
+        sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
+        sd_vae *v = NULL;
+        st = sd_vae_load(rt, w, true, &v, &err);
+        CHECK(v == NULL, "no VAE from a mismatched config");
+        sd_vae_free(rt, v);
+        sd_rt_free(rt);
+        sd_weights_close(w);
+    }
+    CHECK(st == PT_ERR_FORMAT && strstr(err.msg, want_in_msg) && !strchr(err.msg, '\n'),
+          "%s -> %s: status %d, message '%s' (want it to name %s)", from, to, (int)st, err.msg,
+          want_in_msg);
+    printf("vae config %s -> %s: %s\n", from, to, err.msg);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "removing %s", dir);
+}
+
 int main(void) {
     pt_error err = {0};
     char model[4096], taesd[4096];
@@ -457,6 +555,7 @@ int main(void) {
         return 1;
     }
     W = ref_w = w;
+    vcfg = &sd_weights_config(w)->vae;
     if (st_open(test_data("sd-tiny/ref.safetensors"), &ref_file, &err) != PT_OK) {
         fprintf(stderr, "ref.safetensors: %s\n", err.msg);
         return 1;
@@ -466,6 +565,10 @@ int main(void) {
     test_taesd_float();
     test_q8();
     test_tiled();
+    /* a third ResNet per block that the file lacks; channels that do not
+     * match the stored shapes */
+    test_config_mismatch("\"layers_per_block\": 2", "\"layers_per_block\": 3", "resnets.3");
+    test_config_mismatch("\"latent_channels\": 4", "\"latent_channels\": 8", "post_quant_conv");
     st_close(ref_file);
     sd_weights_close(w);
     return check_done("sd_vae");

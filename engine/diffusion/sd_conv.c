@@ -63,8 +63,9 @@ pt_status sd_conv_load(sd_runtime *rt, const sd_weights *w, const char *prefix, 
     sd_name(bname, prefix, ".bias");
     sd_tensor t, b;
     if (!sd_weights_get(w, wname, &t)) return pt_fail(err, PT_ERR_FORMAT, "missing tensor %s", wname);
-    if (!sd_weights_get(w, bname, &b)) return pt_fail(err, PT_ERR_FORMAT, "missing tensor %s", bname);
-    return sd_conv_init(rt, &t, &b, wname, c_in, c_out, k, stride, pad, c, err);
+    /* a missing bias is none (TAESD's convs after up-sampling) */
+    const bool has_bias = sd_weights_get(w, bname, &b);
+    return sd_conv_init(rt, &t, has_bias ? &b : NULL, wname, c_in, c_out, k, stride, pad, c, err);
 }
 
 void sd_conv_free(sd_runtime *rt, sd_conv *c) {
