@@ -89,6 +89,17 @@ static pt_status get_int(const cJSON *j, const char *file, const char *key, int 
     return PT_OK;
 }
 
+/* A number key kept in double (the scheduler's betas: diffusers takes
+ * their square root in double); absent or null: *out unchanged. */
+static pt_status get_double(const cJSON *j, const char *file, const char *key, double *out,
+                            pt_error *err) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!v || cJSON_IsNull(v)) return PT_OK;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return bad_key(err, file, key, "a number");
+    *out = v->valuedouble;
+    return PT_OK;
+}
+
 static pt_status get_float(const cJSON *j, const char *file, const char *key, float *out,
                            pt_error *err) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
@@ -257,8 +268,8 @@ pt_status sd_parse_taesd_config(const cJSON *j, const char *file, sd_taesd_confi
 pt_status sd_parse_schedule_config(const cJSON *j, const char *file, sd_schedule_config *c,
                                    pt_error *err) {
     TRY(get_int(j, file, "num_train_timesteps", 1, 100000, &c->num_train_timesteps, err));
-    TRY(get_float(j, file, "beta_start", &c->beta_start, err));
-    TRY(get_float(j, file, "beta_end", &c->beta_end, err));
+    TRY(get_double(j, file, "beta_start", &c->beta_start, err));
+    TRY(get_double(j, file, "beta_end", &c->beta_end, err));
     TRY(get_int(j, file, "steps_offset", 0, 100000, &c->steps_offset, err));
     const char *bs = get_str(j, "beta_schedule");
     if (bs) {

@@ -69,6 +69,23 @@ static pt_status f32(const rd *r, const char *key, float *out) {
     return pt_gguf_get_f32(r->g, key, out) ? PT_OK : missing(r, key, "a float");
 }
 
+/* A float32 key as the double its writer meant: the shortest decimal
+ * that rounds to the stored float (0.00085f -> 0.00085), since the
+ * scheduler works on the config's doubles. */
+static pt_status f32_as_double(const rd *r, const char *key, double *out) {
+    float f;
+    pt_status st = f32(r, key, &f);
+    if (st) return st;
+    char buf[32];
+    for (int prec = 6; prec <= 9; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, (double)f);
+        *out = strtod(buf, NULL);
+        if ((float)*out == f) return PT_OK;
+    }
+    *out = f;
+    return PT_OK;
+}
+
 static pt_status boolean(const rd *r, const char *key, bool *out) {
     return pt_gguf_get_bool(r->g, key, out) ? PT_OK : missing(r, key, "a bool");
 }
@@ -169,8 +186,8 @@ static pt_status read_config(const rd *r, sd_model_config *c) {
     sd_schedule_config *sc = &c->schedule;
     TRY(u32(r, "sd.schedule.num_train_timesteps", &sc->num_train_timesteps));
     TRY(u32(r, "sd.schedule.steps_offset", &sc->steps_offset));
-    TRY(f32(r, "sd.schedule.beta_start", &sc->beta_start));
-    TRY(f32(r, "sd.schedule.beta_end", &sc->beta_end));
+    TRY(f32_as_double(r, "sd.schedule.beta_start", &sc->beta_start));
+    TRY(f32_as_double(r, "sd.schedule.beta_end", &sc->beta_end));
     static const char *const betas[] = {"scaled_linear", "linear"};
     static const char *const preds[] = {"epsilon", "v_prediction"};
     TRY(choice(r, "sd.schedule.beta_schedule", betas, 2, &k));
