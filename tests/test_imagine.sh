@@ -7,9 +7,9 @@
 # nothing and exits 130.
 BIN=${PETREL_BIN:?PETREL_BIN not set}
 DATA=${PETREL_TEST_DATA:?PETREL_TEST_DATA not set}
-MODEL=$DATA/sd-tiny/model
-TAESD=$DATA/sd-tiny/taesd
-[ -d "$MODEL" ] || { echo "fixture not found: $MODEL"; echo "0 passed, 1 failed"; exit 1; }
+[ -d "$DATA/sd-tiny/model" ] || { echo "fixture not found: $DATA/sd-tiny/model"; echo "0 passed, 1 failed"; exit 1; }
+MODEL=$(cd "$DATA/sd-tiny/model" && pwd)   # absolute: the test links to its parts
+TAESD=$(cd "$DATA/sd-tiny/taesd" && pwd)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 passed=0 failed=0
@@ -204,11 +204,16 @@ if [ -w /dev/full ]; then
 fi
 
 # ---- Ctrl-C: cancels between steps, no file, exit 130. SIGINT is sent
-# again and again until petrel ends (a background job starts with SIGINT
-# ignored until imagine installs its handler); 1000 steps last far longer
-# than that, so the outcome does not depend on timing.
-"$BIN" imagine -m "$MODEL" -p x --steps 1000 -W 64 -H 64 -o "$TMP/o/c.png" >"$TMP/out" 2>"$TMP/err" &
+# once the background job is petrel itself (not yet the shell's fork,
+# which would run this script's EXIT trap), then again and again until
+# petrel ends: before imagine installs its handler, a background job
+# ignores it. 1000 steps last far longer than that, so the outcome does
+# not depend on timing.
+( trap - EXIT; exec "$BIN" imagine -m "$MODEL" -p x --steps 1000 -W 64 -H 64 -o "$TMP/o/c.png" ) \
+    >"$TMP/out" 2>"$TMP/err" &
 pid=$!
+bin_path=$(readlink -f "$BIN")
+while kill -0 $pid 2>/dev/null && [ "$(readlink /proc/$pid/exe 2>/dev/null)" != "$bin_path" ]; do sleep 0.05; done
 while kill -0 $pid 2>/dev/null; do kill -INT $pid 2>/dev/null; sleep 0.2; done
 wait $pid
 rc=$?
