@@ -154,8 +154,13 @@ static void on_progress(void *user, const pt_image_progress *p) {
     if (!s->tty) return;
     const double rate = p->elapsed > 0 ? p->step / p->elapsed : 0;
     const double eta = rate > 0 ? (p->total - p->step) / rate : 0;
-    fprintf(stderr, "\r\033[Kstep %d/%d  %.2f it/s  ETA %d:%02d", p->step, p->total, rate,
-            (int)eta / 60, (int)eta % 60);
+    /* slow steps (big images on a phone) read better as seconds per step */
+    if (rate >= 1 || rate <= 0)
+        fprintf(stderr, "\r\033[Kstep %d/%d  %.2f it/s  ETA %d:%02d", p->step, p->total, rate,
+                (int)eta / 60, (int)eta % 60);
+    else
+        fprintf(stderr, "\r\033[Kstep %d/%d  %.2f s/it  ETA %d:%02d", p->step, p->total, 1 / rate,
+                (int)eta / 60, (int)eta % 60);
     fflush(stderr);
     s->drawn = true;
 }

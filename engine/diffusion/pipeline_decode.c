@@ -28,6 +28,10 @@ pt_status sd_decode(pt_image_model *m, const pt_image_params *p, const float *x,
     /* latent HWC [h][w][c] as the decoder takes it; rgb HWC [8h][8w][3] */
     float *lat = malloc(n * sizeof *lat), *rgb = malloc(n_rgb * sizeof *rgb);
     uint8_t *pix = malloc(n_rgb);
+    /* counted with the decoder's activations: at 2048x2048 the float
+     * image alone is 48 MiB */
+    const int64_t own = (int64_t)(n * sizeof *lat + n_rgb * sizeof *rgb + n_rgb);
+    sd_rt_count(m->rt, own, SD_MEM_ACTS);
     pt_status st = PT_OK;
     if (!lat || !rgb || !pix) {
         st = pt_fail(err, PT_ERR_NOMEM, "out of memory for a %dx%d image", p->width, p->height);
@@ -65,5 +69,6 @@ done:
     free(lat);
     free(rgb);
     free(pix);
+    sd_rt_count(m->rt, -own, SD_MEM_ACTS); /* the RGB8 pixels now belong to the caller */
     return st;
 }
