@@ -643,6 +643,15 @@ static void test_gguf(void) {
           "conv_in padded from 36 to 64 columns");
     sd_weights_close(d);
     sd_weights_close(g);
+    /* a TAESD path given with a GGUF that has one replaces it */
+    g = NULL;
+    CHECK(sd_weights_open(fixture("sd-tiny-q8.gguf"), fixture("sd-tiny/taesd"), NULL, &g, &err) == PT_OK,
+          "gguf + taesd: %s", err.msg);
+    if (g) {
+        CHECK(sd_weights_get(g, "taesd.decoder.layers.0.weight", &t) && t.type == PT_TYPE_F32,
+              "the given TAESD (F32), not the GGUF's (Q8_0)");
+        sd_weights_close(g);
+    }
 }
 
 int main(void) {
