@@ -10,8 +10,9 @@
  *    the expected status and message word in its cases.tsv), a FIFO, a
  *    directory, an empty file: one-line errors naming the file, no crash.
  * 3. The minimal LDM checkpoint: its inferred config, hand-checked LDM ->
- *    diffusers names (pointers into the same mapping), sd_weights_need's
- *    missing-tensor and wrong-shape errors.
+ *    diffusers names, sd_weights_need's missing-tensor and wrong-shape
+ *    errors; the same model as a Q4_0 GGUF and as a diffusers folder
+ *    (sharded, .fp16 variant, old VAE attention names) must agree.
  * 4. The diffusers fixture (tests/data/sd-tiny, made with diffusers):
  *    configs against the values in its config.json files (written out
  *    here), tensors against the raw file.
@@ -307,6 +308,30 @@ static void test_mini_ldm(void) {
             if (!ok && diff++ < 5) fprintf(stderr, "mini GGUF differs: %s\n", w->e[i].name);
         }
         CHECK(diff == 0, "%d mini GGUF tensors differ", diff);
+        sd_weights_close(g);
+    }
+
+    /* the same model as a diffusers folder with the loader's other paths
+     * (sharded UNet + index, .fp16 text encoder with an I64 position_ids
+     * buffer, VAE attention under old names as [c,c,1,1]): same config,
+     * every tensor the same bytes */
+    g = NULL;
+    CHECK(sd_weights_open(fixture("sd-bad/mini_diffusers"), NULL, NULL, &g, &err) == PT_OK,
+          "mini_diffusers: %s", err.msg);
+    if (g) {
+        char why[64] = "";
+        CHECK(config_equal(c, sd_weights_config(g), why, sizeof why), "mini diffusers config: %s", why);
+        CHECK(g->n == w->n, "mini diffusers %zu tensors vs %zu", g->n, w->n);
+        int diff = 0;
+        for (size_t i = 0; i < w->n; i++) {
+            sd_tensor t;
+            const sd_tensor *r = &w->e[i].t;
+            bool ok = sd_weights_get(g, w->e[i].name, &t) && t.n_dims == r->n_dims &&
+                      !memcmp(t.shape, r->shape, sizeof t.shape) && t.nbytes == r->nbytes &&
+                      !memcmp(t.data, r->data, t.nbytes);
+            if (!ok && diff++ < 5) fprintf(stderr, "mini diffusers differs: %s\n", w->e[i].name);
+        }
+        CHECK(diff == 0, "%d mini diffusers tensors differ", diff);
         sd_weights_close(g);
     }
     sd_weights_close(w);
@@ -618,6 +643,15 @@ static void test_gguf(void) {
           "conv_in padded from 36 to 64 columns");
     sd_weights_close(d);
     sd_weights_close(g);
+    /* a TAESD path given with a GGUF that has one replaces it */
+    g = NULL;
+    CHECK(sd_weights_open(fixture("sd-tiny-q8.gguf"), fixture("sd-tiny/taesd"), NULL, &g, &err) == PT_OK,
+          "gguf + taesd: %s", err.msg);
+    if (g) {
+        CHECK(sd_weights_get(g, "taesd.decoder.layers.0.weight", &t) && t.type == PT_TYPE_F32,
+              "the given TAESD (F32), not the GGUF's (Q8_0)");
+        sd_weights_close(g);
+    }
 }
 
 int main(void) {

@@ -119,6 +119,46 @@ def cases():
     return good, two, c
 
 
+def mini_diffusers(d):
+    """The minimal model as a diffusers folder exercising the loader's
+    other paths: the UNet sharded in two files with an index, the text
+    encoder as the .fp16 variant, the VAE's attention under diffusers'
+    old names (query/key/value/proj_attn) as 1x1 convs [c,c,1,1]."""
+    t, _ = mini_ldm()
+    rng_t = {}
+    for canon in list(names.clip_shapes(CLIP)) + list(names.unet_shapes(UNET)) + list(names.vae_shapes(VAE)):
+        rng_t[canon] = t[names.to_ldm(canon, UNET, VAE)]
+    for c in ["unet", "vae", "text_encoder"]:
+        os.makedirs(os.path.join(d, c), exist_ok=True)
+    comp = lambda p: {k[len(p):]: v for k, v in rng_t.items() if k.startswith(p)}  # noqa: E731
+    unet = comp("unet.")
+    keys = sorted(unet)
+    half = len(keys) // 2
+    shards = {"diffusion_pytorch_model-00001-of-00002.safetensors": keys[:half],
+              "diffusion_pytorch_model-00002-of-00002.safetensors": keys[half:]}
+    wmap = {}
+    for f, ks in shards.items():
+        open(os.path.join(d, "unet", f), "wb").write(build({k: unet[k] for k in ks}))
+        wmap.update({k: f for k in ks})
+    json.dump({"metadata": {}, "weight_map": wmap}, open(os.path.join(d, "unet", "diffusion_pytorch_model.safetensors.index.json"), "w"), indent=1)
+    vae = {}
+    old = {"to_q.": "query.", "to_k.": "key.", "to_v.": "value.", "to_out.0.": "proj_attn."}
+    for k, v in comp("vae.").items():
+        for a, b in old.items():
+            if ".attentions.0." + a in k:
+                k = k.replace(".attentions.0." + a, ".attentions.0." + b)
+        vae[k] = v
+    open(os.path.join(d, "vae", "diffusion_pytorch_model.safetensors"), "wb").write(build(vae))
+    te = comp("text_encoder.")
+    te["text_model.embeddings.position_ids"] = np.arange(8, dtype=np.int64)[None]
+    open(os.path.join(d, "text_encoder", "model.fp16.safetensors"), "wb").write(build(te))
+    json.dump(dict(UNET, in_channels=4, out_channels=4), open(os.path.join(d, "unet", "config.json"), "w"), indent=1)
+    json.dump(VAE, open(os.path.join(d, "vae", "config.json"), "w"), indent=1)
+    json.dump(dict(CLIP, hidden_act="quick_gelu", bos_token_id=8, eos_token_id=9, pad_token_id=1),
+              open(os.path.join(d, "text_encoder", "config.json"), "w"), indent=1)
+    json.dump({"_class_name": "StableDiffusionPipeline"}, open(os.path.join(d, "model_index.json"), "w"))
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     bad = os.path.join(root, "tests", "data", "sd-bad")
@@ -140,6 +180,7 @@ def main():
         seeds["bad_" + k] = c[k][0]
     for k, v in seeds.items():
         open(os.path.join(corpus, k + ".safetensors"), "wb").write(v)
+    mini_diffusers(os.path.join(bad, "mini_diffusers"))
     # the same minimal model in petrel's GGUF (Q4_0), through sd_to_gguf's LDM path
     import subprocess
     gg = os.path.join(bad, "mini_q4.gguf")

@@ -165,7 +165,16 @@ pt_status sd_weights_open(const char *path, const char *taesd_path, const char *
     if (sd_is_dir(path)) st = sd_load_diffusers(w, path, err);
     else if (sd_is_file(path) && is_gguf_file(path)) st = sd_load_gguf(w, path, err);
     else st = sd_load_ldm(w, path, err);
-    if (!st && taesd_path) st = sd_load_taesd(w, taesd_path, err);
+    if (!st && taesd_path) {
+        /* a TAESD given explicitly replaces one inside the model (GGUF) */
+        size_t k = 0;
+        for (size_t i = 0; i < w->n; i++) {
+            if (strncmp(w->e[i].name, "taesd.", 6) == 0) free(w->e[i].name);
+            else w->e[k++] = w->e[i];
+        }
+        w->n = k;
+        st = sd_load_taesd(w, taesd_path, err);
+    }
     if (!st && tokenizer_path) st = sd_load_tokenizer(w, tokenizer_path, err);
     /* a tokenizer given for a file that has none: its special ids */
     if (!st && tokenizer_path) sd_clip_ids_from_vocab(w->vocab, NULL, &w->cfg.clip);

@@ -16,7 +16,8 @@
  *     config in "sd.*" metadata keys, tokenizer vocab and merges inside,
  *     linear and conv weights optionally Q8_0 / Q4_0 (see sd_tensor.layout).
  *   An optional TAESD decoder comes from a second path (a diffusers
- *   AutoencoderTiny folder or its .safetensors), or from the same GGUF.
+ *   AutoencoderTiny folder or its .safetensors), or from the same GGUF
+ *   (a second path given replaces the GGUF's).
  *
  * Canonical names are diffusers' state-dict keys with a component prefix:
  *   "text_encoder." + transformers CLIPTextModel keys
