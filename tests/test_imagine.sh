@@ -27,52 +27,61 @@ one_line_error() {
     if [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q '^petrel: ' "$TMP/err"; then ok; else bad "$1: stderr is not one 'petrel: ' line: $(cat "$TMP/err")"; fi
 }
 
-# png_info FILE: checks the PNG's signature, chunk CRCs and zlib stream,
-# undoes the scanline filters and prints "WIDTH HEIGHT SHA256-OF-PIXELS"
-# on the first line, then the parameters chunk's text (tEXt or iTXt).
-png_info() {
-    python3 - "$1" <<'EOF'
-import hashlib, struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n", "signature"
-pos, idat, text, ihdr, order = 8, b"", None, None, []
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    crc, = struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])
-    assert zlib.crc32(kind + body) == crc, "CRC of " + kind.decode()
-    order.append(kind)
-    if kind == b"IHDR": ihdr = body
-    elif kind == b"IDAT": idat += body
-    elif kind == b"tEXt":
-        key, _, val = body.partition(b"\0"); assert key == b"parameters"; text = val.decode("latin-1")
-    elif kind == b"iTXt":
-        key, _, rest = body.partition(b"\0"); assert key == b"parameters" and rest[:2] == b"\0\0"
-        text = rest[2:].split(b"\0", 2)[2].decode("utf-8")
-    pos += 12 + n
-assert order[0] == b"IHDR" and order[1] in (b"tEXt", b"iTXt") and order[-1] == b"IEND", order
-w, h, depth, color = struct.unpack(">IIBB", ihdr[:10])
-assert depth == 8 and color == 2, "not RGB8"
-raw, stride, bpp = zlib.decompress(idat), 3 * w, 3
-prev, out = bytearray(stride), bytearray()
-for y in range(h):
-    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    for i in range(stride):
-        a = line[i - bpp] if i >= bpp else 0
-        b = prev[i]
-        c = prev[i - bpp] if i >= bpp else 0
-        if f == 1: line[i] = (line[i] + a) & 255
-        elif f == 2: line[i] = (line[i] + b) & 255
-        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        else: assert f == 0, "filter %d" % f
-    out += line; prev = line
-print(w, h, hashlib.sha256(bytes(out)).hexdigest())
-print(text if text is not None else "<no parameters chunk>", end="")
+# $TMP/png.py info FILE: checks the PNG's signature, chunk CRCs and zlib
+# stream, undoes the scanline filters and prints "WIDTH HEIGHT
+# SHA256-OF-PIXELS", then the parameters chunk's text (tEXt or iTXt).
+# $TMP/png.py psnr A B: the PSNR in dB of B's pixels against A's.
+cat >"$TMP/png.py" <<'EOF'
+import hashlib, math, struct, sys, zlib
+def read(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "signature"
+    pos, idat, text, ihdr, order = 8, b"", None, None, []
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        crc, = struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])
+        assert zlib.crc32(kind + body) == crc, "CRC of " + kind.decode()
+        order.append(kind)
+        if kind == b"IHDR": ihdr = body
+        elif kind == b"IDAT": idat += body
+        elif kind == b"tEXt":
+            key, _, val = body.partition(b"\0"); assert key == b"parameters"; text = val.decode("latin-1")
+        elif kind == b"iTXt":
+            key, _, rest = body.partition(b"\0"); assert key == b"parameters" and rest[:2] == b"\0\0"
+            text = rest[2:].split(b"\0", 2)[2].decode("utf-8")
+        pos += 12 + n
+    assert order[0] == b"IHDR" and order[1] in (b"tEXt", b"iTXt") and order[-1] == b"IEND", order
+    w, h, depth, color = struct.unpack(">IIBB", ihdr[:10])
+    assert depth == 8 and color == 2, "not RGB8"
+    raw, stride, bpp = zlib.decompress(idat), 3 * w, 3
+    prev, out = bytearray(stride), bytearray()
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+            else: assert f == 0, "filter %d" % f
+        out += line; prev = line
+    return w, h, bytes(out), text
+if sys.argv[1] == "info":
+    w, h, px, text = read(sys.argv[2])
+    print(w, h, hashlib.sha256(px).hexdigest())
+    print(text if text is not None else "<no parameters chunk>", end="")
+else:
+    a, b = read(sys.argv[2])[2], read(sys.argv[3])[2]
+    assert len(a) == len(b), "sizes differ"
+    mse = sum((x - y) ** 2 for x, y in zip(a, b)) / len(a)
+    print("%.1f" % (99.0 if mse == 0 else 10 * math.log10(255 * 255 / mse)))
 EOF
-}
+png_info() { python3 "$TMP/png.py" info "$1"; }
 pixels() { png_info "$1" 2>/dev/null | head -1; }
 
 # ---- a good run: size, parameters, determinism
@@ -129,6 +138,17 @@ tae=$(pixels "$TMP/tae.png")
 grep -q '^decode: .*(taesd)' "$TMP/err" && ok || bad "timing does not say taesd: $(cat "$TMP/err")"
 expect_exit 0 "q8_0 weights" -- "${GEN[@]}" -s 1 --weights q8_0 -o "$TMP/q8.png"
 [ "$(pixels "$TMP/q8.png" | cut -d' ' -f1-2)" = "64 128" ] && ok || bad "q8_0 image"
+# the same model as a single-file LDM checkpoint (tensors byte for byte
+# the folder's, tokenizer given apart) draws the same pixels; petrel's
+# Q8_0 GGUF of it a close picture: PSNR >= 30 dB (the Q8_0 bound of
+# test_sd_pipeline, which measures about 40 dB on these runs)
+expect_exit 0 "LDM single file" -- "$BIN" imagine -m "$DATA/sd-tiny-ldm.safetensors" \
+    --tokenizer "$MODEL/tokenizer" -p "a red circle above a blue square" --steps 2 -W 64 -H 128 -s 1 -o "$TMP/ldm.png"
+[ "$(pixels "$TMP/ldm.png")" = "$ref" ] && ok || bad "the LDM single file gave other pixels than the folder"
+expect_exit 0 "Q8_0 GGUF" -- "$BIN" imagine -m "$DATA/sd-tiny-q8.gguf" \
+    -p "a red circle above a blue square" --steps 2 -W 64 -H 128 -s 1 -o "$TMP/gguf.png"
+db=$(python3 "$TMP/png.py" psnr "$TMP/a.png" "$TMP/gguf.png" 2>&1)
+awk -v d="$db" 'BEGIN { exit !(d + 0 >= 30) }' && ok || bad "Q8_0 GGUF: PSNR $db dB against the F32 folder"
 expect_exit 0 "help" -- "$BIN" imagine --help
 grep -q 'usage: petrel imagine' "$TMP/out" && ok || bad "no usage on --help"
 
@@ -177,6 +197,8 @@ bad_case "no output" 2 "$BIN" imagine -m "$MODEL" -p x
 bad_case "missing value" 2 "$BIN" imagine -m "$MODEL" -p x -o
 bad_case "unknown option" 2 "$BIN" imagine -m "$MODEL" -p x --bogus "${OUT[@]}"
 bad_case "clip skip past the layers" 1 "$BIN" imagine -m "$MODEL" -p x --steps 1 --clip-skip 5 "${OUT[@]}"
+bad_case "single file without a tokenizer" 1 "$BIN" imagine -m "$DATA/sd-tiny-ldm.safetensors" -p x "${OUT[@]}"
+grep -q 'tokenizer' "$TMP/err" && ok || bad "no tokenizer: $(cat "$TMP/err")"
 bad_case "missing model" 1 "$BIN" imagine -m "$TMP/nonexistent" -p x "${OUT[@]}"
 bad_case "missing taesd" 1 "$BIN" imagine -m "$MODEL" -p x --taesd "$TMP/nonexistent" "${OUT[@]}"
 bad_case "unknown cpu" 1 env PETREL_CPU=pentium "$BIN" imagine -m "$MODEL" -p x --steps 1 "${OUT[@]}"
