@@ -101,7 +101,7 @@ static void conv_task(void *ctx, int task, int n_tasks, int thread) {
         p += q1 - q0;
     }
     pt_qact qa;
-    if (c->mm.w.packed) {
+    if (sd_int8_input(&c->mm.w)) {
         pt_qact_init(&qa, sd_rt_thread_buf(rt, SD_TBUF_QACT, thread), p1 - p0, k_pad);
         pt_qact_quantize(&rt->cpu, cols, &qa, 0, p1 - p0);
     }
@@ -110,7 +110,7 @@ static void conv_task(void *ctx, int task, int n_tasks, int thread) {
                                                  : NULL,
                                   rt->mm_scratch_n};
     float *y = j->y + p0 * c->c_out;
-    const pt_matmul mj = {1, {&c->mm.w}, {y}, cols, c->mm.w.packed ? &qa : NULL, (int)(p1 - p0),
+    const pt_matmul mj = {1, {&c->mm.w}, {y}, cols, sd_int8_input(&c->mm.w) ? &qa : NULL, (int)(p1 - p0),
                           false};
     pt_matmul_run(&one, &mj);
     for (int64_t p = 0; p < p1 - p0; p++) {
@@ -145,7 +145,7 @@ pt_status sd_conv_run(sd_runtime *rt, const sd_conv *c, const float *x, int n, i
     const int64_t n_tiles = (n_pix + tile - 1) / tile;
     if (n_tiles > PT_POOL_MAX_TASKS) return pt_fail(err, PT_ERR_ARG, "conv: image too large");
     pt_status st = sd_rt_reserve_thread(rt, SD_TBUF_COLS, (size_t)(tile * k_pad) * sizeof(float), err);
-    if (st == PT_OK && c->mm.w.packed)
+    if (st == PT_OK && sd_int8_input(&c->mm.w))
         st = sd_rt_reserve_thread(rt, SD_TBUF_QACT, pt_qact_bytes(tile, k_pad), err);
     if (st) return st;
     conv_job j = {rt, c, x, y, add, h, w, h_out, w_out, n_pix, tile};

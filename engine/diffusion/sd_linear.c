@@ -109,7 +109,7 @@ pt_status sd_linear_run_n(sd_runtime *rt, const sd_linear *const *l, float *cons
         if (l[i]->in != in || l[i]->k_pad != k_pad)
             return pt_fail(err, PT_ERR_ARG, "linear: grouped matrices of %d and %d columns",
                            in, l[i]->in);
-        packed |= l[i]->w.packed != NULL;
+        packed |= sd_int8_input(&l[i]->w);
     }
     prep_job pj = {&rt->cpu, x, NULL, NULL, in, k_pad, n};
     pt_qact qa;

@@ -51,4 +51,12 @@ void sd_release_matrix(sd_runtime *rt, sd_linear *l);
 const char *sd_name(char buf[SD_NAME_MAX], const char *prefix, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Whether products with w read the int8 quantization of their input: a
+ * packed matrix, or an int8 type the CPU variant does not pack (cpu
+ * "ref"), which matmul.c then multiplies with pt_qmatmul_ref so that every
+ * variant gives bitwise the same result (qmatmul.h). */
+static inline bool sd_int8_input(const pt_weight *w) {
+    return w->packed != NULL || pt_qmatmul_ref_type(w->type, w->cols);
+}
+
 #endif
