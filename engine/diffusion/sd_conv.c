@@ -110,8 +110,8 @@ static void conv_task(void *ctx, int task, int n_tasks, int thread) {
                                                  : NULL,
                                   rt->mm_scratch_n};
     float *y = j->y + p0 * c->c_out;
-    const pt_matmul mj = {1, {&c->mm.w}, {y}, cols, sd_int8_input(&c->mm.w) ? &qa : NULL, (int)(p1 - p0),
-                          false};
+    const bool int8 = sd_int8_input(&c->mm.w);
+    const pt_matmul mj = {1, {&c->mm.w}, {y}, cols, int8 ? &qa : NULL, (int)(p1 - p0), false, int8};
     pt_matmul_run(&one, &mj);
     for (int64_t p = 0; p < p1 - p0; p++) {
         float *yp = y + p * c->c_out;

@@ -128,7 +128,7 @@ pt_status sd_linear_run_n(sd_runtime *rt, const sd_linear *const *l, float *cons
         pj.qa = &qa;
     }
     if (pj.pad || pj.qa) sd_rt_run(rt, prep_task, &pj, sd_tasks_for(rt, n * k_pad));
-    pt_matmul j = {n_l, {NULL}, {NULL}, pj.pad ? pj.pad : x, pj.qa, (int)n, false};
+    pt_matmul j = {n_l, {NULL}, {NULL}, pj.pad ? pj.pad : x, pj.qa, (int)n, false, pj.qa != NULL};
     for (int i = 0; i < n_l; i++) {
         j.w[i] = &l[i]->w;
         j.y[i] = y[i];
