@@ -107,7 +107,7 @@ ls -A "$TMP" | grep -q '^\.' && bad "a temporary file was left: $(ls -A "$TMP")"
 # ---- every CPU kernel variant this machine runs: the same pixels. A
 # variant the CPU lacks is refused with the runtime's documented error
 # ("... is unknown or not supported here"); only that skips.
-ran="" skipped=""
+ran="" skipped="" q8_ref=""
 for v in ref avx2 avxvnni avx512vnni amx dotprod i8mm; do
     PETREL_CPU=$v "${GEN[@]}" -s 1 -o "$TMP/v.png" >"$TMP/out" 2>"$TMP/err"
     rc=$?
@@ -118,6 +118,12 @@ for v in ref avx2 avxvnni avx512vnni amx dotprod i8mm; do
     [ $rc -eq 0 ] && ok || { bad "PETREL_CPU=$v: exit $rc: $(cat "$TMP/err")"; continue; }
     ran="$ran $v"
     [ "$(pixels "$TMP/v.png")" = "$ref" ] && ok || bad "PETREL_CPU=$v gave other pixels than the default"
+    rm -f "$TMP/v.png"
+    # Q8_0 weights: the int8 products are bitwise the same on every variant
+    PETREL_CPU=$v "${GEN[@]}" -s 1 --weights q8_0 -o "$TMP/v.png" >"$TMP/out" 2>"$TMP/err" && ok || bad "$v q8_0: $(cat "$TMP/err")"
+    q8=$(pixels "$TMP/v.png")
+    [ -z "$q8_ref" ] && q8_ref=$q8
+    [ -n "$q8" ] && [ "$q8" = "$q8_ref" ] && ok || bad "PETREL_CPU=$v --weights q8_0 gave other pixels than ${ran%% *}"
     rm -f "$TMP/v.png"
 done
 echo "variants ran:$ran; skipped (not on this CPU):$skipped"
