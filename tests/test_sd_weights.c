@@ -24,6 +24,12 @@
  *    config, tokenizer text equal to the files, 1-D tensors byte-equal,
  *    quantized linears and OHWI-padded convs within Q8_0 rounding of the
  *    diffusers values, padding exactly zero; TAESD inside.
+ *
+ * The derived files are regenerated (whenever tests/data/sd-tiny changes) by
+ *   python3 tools/sd_ldm_names.py tests/data/sd-tiny/model tests/data/sd-tiny-ldm.safetensors
+ *   python3 tools/sd_ldm_names.py tests/data/sd-tiny/model-v tests/data/sd-tiny-v-ldm.safetensors --sd2 --dtype f16
+ *   python3 tools/sd_to_gguf.py tests/data/sd-tiny/model tests/data/sd-tiny-q8.gguf --type q8_0 --taesd tests/data/sd-tiny/taesd
+ *   python3 tools/make_bad_safetensors.py
  */
 #include "check.h"
 #include "quant.h"
