@@ -24,6 +24,12 @@
  *    config, tokenizer text equal to the files, 1-D tensors byte-equal,
  *    quantized linears and OHWI-padded convs within Q8_0 rounding of the
  *    diffusers values, padding exactly zero; TAESD inside.
+ *
+ * The derived files are regenerated (whenever tests/data/sd-tiny changes) by
+ *   python3 tools/sd_ldm_names.py tests/data/sd-tiny/model tests/data/sd-tiny-ldm.safetensors
+ *   python3 tools/sd_ldm_names.py tests/data/sd-tiny/model-v tests/data/sd-tiny-v-ldm.safetensors --sd2 --dtype f16
+ *   python3 tools/sd_to_gguf.py tests/data/sd-tiny/model tests/data/sd-tiny-q8.gguf --type q8_0 --taesd tests/data/sd-tiny/taesd
+ *   python3 tools/make_bad_safetensors.py
  */
 #include "check.h"
 #include "quant.h"
@@ -356,6 +362,53 @@ static void test_mini_ldm(void) {
     }
 }
 
+/* An SD 2.x-style LDM file without hints (but groups): the family's
+ * defaults, and the fused in_proj split into q/k/v row thirds. */
+static void test_mini_sd2(void) {
+    sd_weights *w = NULL;
+    pt_error err = {0};
+    const char *path = fixture("sd-bad/mini_sd2_ldm.safetensors");
+    CHECK(sd_weights_open(path, NULL, NULL, &w, &err) == PT_OK, "mini_sd2: %s", err.msg);
+    if (!w) return;
+    const sd_model_config *c = sd_weights_config(w);
+    CHECK(!strcmp(c->family, "sd2") && c->clip.act == SD_ACT_GELU && c->clip.skip == 2 &&
+              c->clip.pad == 0 && c->clip.bos == 8 && c->clip.eos == 9 && c->clip.layers == 2 &&
+              c->clip.heads == 1 && c->clip.max_pos == 8 && c->unet.linear_proj &&
+              c->unet.heads[0] == 1 && c->unet.prediction == SD_PRED_EPSILON,
+          "sd2 defaults (family %s act %d skip %d pad %d layers %d)", c->family, c->clip.act,
+          c->clip.skip, c->clip.pad, c->clip.layers);
+    st_file *f = NULL;
+    CHECK(st_open(path, &f, &err) == PT_OK, "st_open: %s", err.msg);
+    static const char *const qkv[3] = {"q_proj", "k_proj", "v_proj"};
+    for (int layer = 0; f && layer < 2; layer++) {
+        char ldm[160], canon[160];
+        snprintf(ldm, sizeof ldm, "cond_stage_model.model.transformer.resblocks.%d.attn.in_proj_weight", layer);
+        const st_tensor *fused = st_find(f, ldm);
+        snprintf(ldm, sizeof ldm, "cond_stage_model.model.transformer.resblocks.%d.attn.in_proj_bias", layer);
+        const st_tensor *fb = st_find(f, ldm);
+        CHECK(fused && fused->shape[0] == 12 && fused->shape[1] == 4 && fb, "fused in_proj of layer %d", layer);
+        for (int k = 0; fused && fb && k < 3; k++) {
+            sd_tensor t, b;
+            snprintf(canon, sizeof canon, "text_encoder.text_model.encoder.layers.%d.self_attn.%s.weight", layer, qkv[k]);
+            bool ok = sd_weights_get(w, canon, &t) && t.n_dims == 2 && t.shape[0] == 4 && t.shape[1] == 4 &&
+                      t.nbytes == 32 && !memcmp(t.data, (const uint8_t *)fused->data + 32 * k, 32);
+            snprintf(canon, sizeof canon, "text_encoder.text_model.encoder.layers.%d.self_attn.%s.bias", layer, qkv[k]);
+            ok = ok && sd_weights_get(w, canon, &b) && b.n_dims == 1 && b.shape[0] == 4 &&
+                 !memcmp(b.data, (const uint8_t *)fb->data + 8 * k, 8);
+            CHECK(ok, "layer %d %s = rows %d..%d of in_proj", layer, qkv[k], 4 * k, 4 * k + 3);
+        }
+    }
+    sd_tensor t;
+    CHECK(sd_weights_get(w, "text_encoder.text_model.embeddings.position_embedding.weight", &t) &&
+              t.shape[0] == 8 && sd_weights_get(w, "text_encoder.text_model.final_layer_norm.bias", &t) &&
+              sd_weights_get(w, "text_encoder.text_model.encoder.layers.1.mlp.fc2.weight", &t) &&
+              !sd_weights_get(w, "text_encoder.text_projection", NULL),
+          "OpenCLIP names");
+    CHECK(f && w->n == f->n_tensors - 1 + 2 * 4, "every tensor mapped: %zu", w->n);
+    st_close(f);
+    sd_weights_close(w);
+}
+
 /* ---- 4. the diffusers fixture ---- */
 
 static void check_tiny_common(const sd_model_config *c) {
@@ -658,6 +711,7 @@ int main(void) {
     test_reader();
     test_hostile();
     test_mini_ldm();
+    test_mini_sd2();
     test_diffusers();
     test_ldm_equals_diffusers();
     test_gguf();

@@ -119,6 +119,34 @@ def cases():
     return good, two, c
 
 
+def mini_sd2_ldm():
+    """An SD 2.x-style minimal LDM file with no hints but groups: OpenCLIP
+    text encoder of 2 layers (fused in_proj), linear proj_in/out; the
+    reader's SD 2.x defaults (gelu, skip 2, pad 0, 64-wide heads) apply."""
+    rng = np.random.default_rng(1)
+    unet = dict(UNET, use_linear_projection=True)
+    clip = dict(CLIP, num_hidden_layers=2)
+    shapes = {}
+    shapes.update(names.clip_shapes(clip))
+    shapes.update(names.unet_shapes(unet))
+    shapes.update(names.vae_shapes(VAE))
+    t, qkv = {}, {}
+    for canon, shape in shapes.items():
+        v = (rng.standard_normal(shape) * 0.1).astype(np.float16)
+        if ".self_attn." in canon and "out_proj" not in canon:
+            layer = canon.split("encoder.layers.")[1].split(".")[0]
+            qkv.setdefault((layer, canon.rsplit(".", 1)[1]), []).append(v)  # q, k, v in order
+            continue
+        ldm = names.to_ldm(canon, unet, VAE, sd2=True)
+        if ".mid.attn_1." in ldm and len(shape) == 2:
+            v = v.reshape(shape + (1, 1))
+        t[ldm] = v
+    for (layer, kind), parts in qkv.items():
+        t[f"{names.CLIP2}transformer.resblocks.{layer}.attn.in_proj_{kind}"] = np.concatenate(parts)
+    t[names.CLIP2 + "text_projection"] = np.zeros((4, 4), np.float16)
+    return build(t, {"sd.unet.groups": "2", "sd.vae.groups": "2"})
+
+
 def mini_diffusers(d):
     """The minimal model as a diffusers folder exercising the loader's
     other paths: the UNet sharded in two files with an index, the text
@@ -181,6 +209,7 @@ def main():
     for k, v in seeds.items():
         open(os.path.join(corpus, k + ".safetensors"), "wb").write(v)
     mini_diffusers(os.path.join(bad, "mini_diffusers"))
+    open(os.path.join(bad, "mini_sd2_ldm.safetensors"), "wb").write(mini_sd2_ldm())
     # the same minimal model in petrel's GGUF (Q4_0), through sd_to_gguf's LDM path
     import subprocess
     gg = os.path.join(bad, "mini_q4.gguf")

@@ -17,6 +17,8 @@ Tensors keep the canonical names of engine/diffusion/sd_weights.h
          to k_pad = a multiple of 32 columns, quantized, stored as a 2-D
          [c_out, k_pad] tensor, with "sd.conv.NAME" = [c_out, c_in, kh, kw]
 Uses the gguf package's writer and gguf.quants (same rounding as ggml).
+Not streaming: the SD 1.5 checkpoint of make_sd15_random.py takes about
+25 s and 4.2 GB of RAM at --type q8_0 (1.17 GB out).
 """
 import argparse
 import json

@@ -81,7 +81,9 @@ typedef struct rules {
 static void add_rule(rules *rs, rule_kind k, const char *canon, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void add_rule(rules *rs, rule_kind k, const char *canon, const char *fmt, ...) {
-    if (rs->n == (int)(sizeof rs->r / sizeof rs->r[0])) return; /* bounded by the config checks */
+    /* never full: with n <= 4 levels and L <= 16 layers per block (checked
+     * before the rules are made) the UNet needs <= 280 rules, the VAE <= 154 */
+    if (rs->n == (int)(sizeof rs->r / sizeof rs->r[0])) return;
     rule *r = &rs->r[rs->n++];
     va_list ap;
     va_start(ap, fmt);
