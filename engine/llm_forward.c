@@ -358,13 +358,13 @@ static void attention(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
 static void attention_block(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
     const pt_llm_hparams *hp = &m->hp;
     const pt_llm_layer *L = &m->layers[il];
-    pt_matmul qkv = {3, {&L->wq, &L->wk, &L->wv}, {s->q, s->k, s->v}, s->xn, &s->qa, n, false};
+    pt_matmul qkv = {3, {&L->wq, &L->wk, &L->wv}, {s->q, s->k, s->v}, s->xn, &s->qa, n, false, false};
     matmul_run(s, &qkv);
     qkv_job post = {m, s, il, p0, n};
     run_tokens(s, qkv_task, &post, n);
     attention(m, s, il, p0, n);
     if (L->wo.packed) quantize_input(m, s, s->att, n, (int64_t)hp->n_head * hp->head_dim);
-    pt_matmul wo = {1, {&L->wo}, {s->xn}, s->att, &s->qa, n, false};
+    pt_matmul wo = {1, {&L->wo}, {s->xn}, s->att, &s->qa, n, false, false};
     matmul_run(s, &wo);
 }
 
@@ -374,10 +374,10 @@ static void feed_forward(const pt_llm *m, pt_llm_state *s, int il, int n) {
     const pt_llm_layer *L = &m->layers[il];
     const int F = m->hp.n_ff;
     /* silu inside the product's tasks: gate and up are one part */
-    pt_matmul gu = {2, {&L->w_gate, &L->w_up}, {s->gate, s->up}, s->xn, &s->qa, n, true};
+    pt_matmul gu = {2, {&L->w_gate, &L->w_up}, {s->gate, s->up}, s->xn, &s->qa, n, true, false};
     matmul_run(s, &gu);
     if (L->w_down.packed) quantize_input(m, s, s->gate, n, F);
-    pt_matmul down = {1, {&L->w_down}, {s->xn}, s->gate, &s->qa, n, false};
+    pt_matmul down = {1, {&L->w_down}, {s->xn}, s->gate, &s->qa, n, false, false};
     matmul_run(s, &down);
 }
 
@@ -415,7 +415,7 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
     }
     if (m->output.packed) quantize_input(m, s, s->xn, rows, E);
     float *y = all_logits ? all_logits : last_logits;
-    pt_matmul out = {1, {&m->output}, {y}, s->xn, &s->qa, rows, false};
+    pt_matmul out = {1, {&m->output}, {y}, s->xn, &s->qa, rows, false, false};
     matmul_run(s, &out);
     if (all_logits && last_logits)
         memcpy(last_logits, all_logits + (size_t)(n - 1) * hp->n_vocab, (size_t)hp->n_vocab * sizeof(float));

@@ -69,6 +69,10 @@ typedef struct sd_unet_config {
     float freq_shift;                /* 0 */
     int time_embed_dim;              /* 4 * channels[0] */
     sd_prediction prediction;        /* from the scheduler config or the family */
+    int sample_size;                 /* sample_size: the latent side it was trained
+                                      * at (64 for SD 1.x = 512 px, 96 for SD 2.x
+                                      * 768-v); 0 = unknown (the pipeline then
+                                      * assumes 512 px, 768 for v-prediction) */
 } sd_unet_config;
 
 /* AutoencoderKL decoder (and encoder): conv_in, mid (ResNet, attention,
