@@ -437,7 +437,7 @@ static void check_tiny_common(const sd_model_config *c) {
               t->skip == 1 && fabsf(t->ln_eps - 1e-5f) < 1e-12f,
           "clip config");
     const sd_schedule_config *s = &c->schedule;
-    CHECK(s->num_train_timesteps == 1000 && s->beta_start == 0.00085f && s->beta_end == 0.012f &&
+    CHECK(s->num_train_timesteps == 1000 && s->beta_start == 0.00085 && s->beta_end == 0.012 &&
               s->beta_schedule == SD_BETA_SCALED_LINEAR && s->steps_offset == 1,
           "schedule");
 }

@@ -63,8 +63,8 @@ void sd_config_defaults(sd_model_config *c) {
     v->scaling_factor = 0.18215f;
     c->taesd = (sd_taesd_config){.latent_channels = 4, .channels = 64, .blocks_per_stage = 3,
                                  .n_upsamples = 3, .present = false};
-    c->schedule = (sd_schedule_config){.num_train_timesteps = 1000, .beta_start = 0.00085f,
-                                       .beta_end = 0.012f, .beta_schedule = SD_BETA_SCALED_LINEAR,
+    c->schedule = (sd_schedule_config){.num_train_timesteps = 1000, .beta_start = 0.00085,
+                                       .beta_end = 0.012, .beta_schedule = SD_BETA_SCALED_LINEAR,
                                        .prediction = SD_PRED_EPSILON, .steps_offset = 1};
 }
 
