@@ -48,8 +48,9 @@ static sd_runtime *new_rt(int threads, sd_weight_policy policy) {
 
 static sd_tensor f32_tensor(const float *data, int n_dims, int64_t a, int64_t b, int64_t c,
                             int64_t d) {
+    /* caller memory: from_file false, so preparing never gives its pages away */
     sd_tensor t = {PT_TYPE_F32, n_dims, {a, b, c, d}, SD_LAYOUT_TORCH, 0, data,
-                   (uint64_t)(a * b * c * d) * sizeof(float)};
+                   (uint64_t)(a * b * c * d) * sizeof(float), false};
     return t;
 }
 

@@ -66,7 +66,9 @@ pt_status pt_image_generate(pt_image_model *m, const pt_image_params *params, pt
     if (st != PT_OK) goto done;
 
     sd_rt_mem_mark(m->rt);
-    st = sd_sample(m, &p, ctx, n_rows, x, t0, err);
+    st = sd_prepare_unet(m, err); /* freed after the last generation unless resident */
+    if (st == PT_OK) st = sd_sample(m, &p, ctx, n_rows, x, t0, err);
+    sd_drop_unet(m);
     sd_stage_end(m, PT_IMAGE_STAGE_SAMPLE);
     if (st != PT_OK) goto done;
     if (p.out_latent) memcpy(p.out_latent, x, n_lat * sizeof *x);

@@ -39,7 +39,9 @@ struct pt_image_model {
     sd_weights *w;             /* the files (mapped) */
     sd_model_config cfg;       /* copy of sd_weights_config(w) */
     sd_runtime *rt;            /* cpu, pool, weight policy, memory counts */
-    sd_unet *unet;             /* prepared at load */
+    sd_unet *unet;             /* prepared at load; NULL between generations
+                                * unless resident (sd_prepare_unet) */
+    bool resident;             /* pt_image_model_params.resident */
     sd_clip_tokenizer *tok;
     char weights_name[8];      /* linear/conv weights as they run: "F32", "Q8_0", ... */
     bool has_taesd;
@@ -49,6 +51,13 @@ struct pt_image_model {
     pt_image_stats stats;
     double step_seconds[SD_MAX_STEPS];
 };
+
+/* Prepare m->unet from the weights (at load, and before a generation
+ * when it was freed after the last one), then give the file's pages
+ * back. */
+pt_status sd_prepare_unet(pt_image_model *m, pt_error *err);
+/* Free m->unet unless the model is resident. */
+void sd_drop_unet(pt_image_model *m);
 
 /* Seconds on a monotonic clock. */
 double sd_now(void);

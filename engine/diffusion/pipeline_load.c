@@ -127,12 +127,10 @@ pt_status pt_image_model_load(const char *path, const pt_image_model_params *par
         /* the UNet's bytes as stored are the load's work */
         const uint64_t total = sd_weights_bytes(m->w, "unet.");
         if (p.progress) p.progress(p.progress_user, 0, total);
+        m->resident = p.resident;
         sd_rt_mem_mark(m->rt);
-        st = sd_unet_load(m->w, &m->cfg.unet, m->rt, &m->unet, err);
+        st = sd_prepare_unet(m, err);
         if (st == PT_OK && p.progress) p.progress(p.progress_user, total, total);
-        /* quantized at load: the UNet runs on its own copies, so the
-         * file's pages are not needed (as stored, they are the weights) */
-        if (st == PT_OK && policy != SD_WEIGHTS_STORED) sd_weights_release(m->w, "unet.");
     }
     if (st != PT_OK) {
         pt_image_model_free(m);
@@ -152,6 +150,23 @@ pt_status pt_image_model_load(const char *path, const pt_image_model_params *par
     m->stats.load_seconds = m->load_seconds;
     *out = m;
     return PT_OK;
+}
+
+pt_status sd_prepare_unet(pt_image_model *m, pt_error *err) {
+    if (m->unet) return PT_OK;
+    pt_status st = sd_unet_load(m->w, &m->cfg.unet, m->rt, &m->unet, err);
+    /* weights the UNet copied (reordered, quantized, repacked) gave their
+     * pages back as they were prepared (sd_prepare_matrix); what is left
+     * mapped are the ones it reads in place, which fault back in */
+    if (st == PT_OK && m->rt->policy != SD_WEIGHTS_STORED) sd_weights_release(m->w, "unet.");
+    return st;
+}
+
+void sd_drop_unet(pt_image_model *m) {
+    if (m->resident || !m->unet) return;
+    sd_unet_free(m->unet);
+    m->unet = NULL;
+    sd_weights_release(m->w, "unet.");
 }
 
 void pt_image_model_free(pt_image_model *m) {

@@ -214,6 +214,11 @@ pt_status sd_prepare_matrix(sd_runtime *rt, const sd_tensor *t, const char *name
     } else if (!l->own) {
         sd_rt_count(rt, (int64_t)pt_weight_source_bytes(pw), SD_MEM_MAPPED);
     }
+    /* reordered, quantized or repacked: the products never read the file's
+     * bytes again, so give their pages back now rather than after the
+     * whole model (the peak of a load is then the prepared copies plus
+     * one source tensor, not plus the file) */
+    if (pw->data != t->data) sd_weights_release_tensor(t);
     return sd_rt_reserve_cols(rt, pw->cols, err);
 }
 

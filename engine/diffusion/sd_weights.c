@@ -219,7 +219,10 @@ const sd_model_config *sd_weights_config(const sd_weights *w) { return &w->cfg; 
 bool sd_weights_get(const sd_weights *w, const char *name, sd_tensor *out) {
     const sd_entry *e = sd_w_find(w, name);
     if (!e) return false;
-    if (out) *out = e->t;
+    if (out) {
+        *out = e->t;
+        out->from_file = true;
+    }
     return true;
 }
 
@@ -247,7 +250,10 @@ pt_status sd_weights_need(const sd_weights *w, const char *name, int n_dims, con
                            name, have, exp);
         }
     }
-    if (out) *out = e->t;
+    if (out) {
+        *out = e->t;
+        out->from_file = true;
+    }
     return PT_OK;
 }
 
@@ -261,20 +267,22 @@ const char *sd_weights_merges(const sd_weights *w, size_t *len) {
     return w->merges;
 }
 
+void sd_weights_release_tensor(const sd_tensor *t) {
+    if (!t->from_file || !t->nbytes) return;
+    /* Rounded out to whole pages: every source is a read-only private
+     * file mapping whose start is page-aligned and whose last page is
+     * mapped whole, so the range stays inside it; a neighbour's pages
+     * dropped with it simply fault back in from the file. */
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = (uintptr_t)t->data & ~(page - 1);
+    const uintptr_t b = ((uintptr_t)t->data + (uintptr_t)t->nbytes + page - 1) & ~(page - 1);
+    madvise((void *)a, (size_t)(b - a), MADV_DONTNEED);
+}
+
 void sd_weights_release(const sd_weights *w, const char *prefix) {
-    size_t plen = strlen(prefix);
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    for (size_t i = 0; i < w->n; i++) {
-        const sd_entry *e = &w->e[i];
-        if (strncmp(e->name, prefix, plen) != 0 || !e->t.nbytes) continue;
-        /* Rounded out to whole pages: every source is a read-only private
-         * file mapping whose start is page-aligned and whose last page is
-         * mapped whole, so the range stays inside it; a neighbour's pages
-         * dropped with it simply fault back in from the file. */
-        uintptr_t a = (uintptr_t)e->t.data & ~(page - 1);
-        uintptr_t b = ((uintptr_t)e->t.data + (uintptr_t)e->t.nbytes + page - 1) & ~(page - 1);
-        madvise((void *)a, (size_t)(b - a), MADV_DONTNEED);
-    }
+    const size_t plen = strlen(prefix);
+    for (size_t i = 0; i < w->n; i++)
+        if (strncmp(w->e[i].name, prefix, plen) == 0) sd_weights_release_tensor(&w->e[i].t);
 }
 
 uint64_t sd_weights_bytes(const sd_weights *w, const char *prefix) {

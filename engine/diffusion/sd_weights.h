@@ -60,6 +60,11 @@ typedef struct sd_tensor {
     int64_t k_pad;       /* SD_LAYOUT_CONV_OHWI_PAD: stored row length; else 0 */
     const void *data;    /* in a mapping, nbytes long */
     uint64_t nbytes;
+    /* Set by sd_weights_get/need: data lies in one of w's read-only file
+     * mappings, so its pages may be given back (sd_weights_release_tensor)
+     * and fault in again from the file. A tensor a caller builds over its
+     * own memory leaves it false. */
+    bool from_file;
 } sd_tensor;
 
 typedef struct sd_weights sd_weights;
@@ -91,6 +96,12 @@ const char *sd_weights_merges(const sd_weights *w, size_t *len);
  * the kernel (madvise DONTNEED): after the text encoder has run, or after
  * the weights were copied out by packing. They fault back in if read. */
 void sd_weights_release(const sd_weights *w, const char *prefix);
+
+/* The same for one tensor t (from sd_weights_get): called by the graphs
+ * as soon as a weight has been copied out (reordered, quantized or
+ * repacked), so a load's resident set never holds the whole file on top
+ * of the prepared copies. */
+void sd_weights_release_tensor(const sd_tensor *t); /* no-op unless t->from_file */
 
 /* Bytes of tensor data under prefix ("" = all), as stored. */
 uint64_t sd_weights_bytes(const sd_weights *w, const char *prefix);

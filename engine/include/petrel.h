@@ -424,6 +424,13 @@ typedef struct pt_image_model_params {
                                    * files that carry no tokenizer; NULL: the model's */
     pt_load_progress_fn progress; /* bytes of UNet weights prepared; NULL: none */
     void *progress_user;
+    /* Keep the UNet prepared between generations (an interactive studio:
+     * no re-preparation per picture). false (the default): the UNet is
+     * prepared at load, freed once sampling is done and prepared again by
+     * the next pt_image_generate, so the decoder never shares memory with
+     * it and a generation's peak is its largest stage, not their sum. The
+     * text encoder and the decoders are always prepared per stage. */
+    bool resident;
 } pt_image_model_params;
 
 pt_image_model_params pt_image_model_default_params(void);
