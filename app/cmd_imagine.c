@@ -31,16 +31,18 @@ static void usage(FILE *f) {
     fputs("usage: petrel imagine -p PROMPT [-m MODEL] [options] -o OUT.png\n"
           "Generate an image from PROMPT with a Stable Diffusion model and write it as PNG.\n"
           "  -m, --model PATH      diffusers folder, single-file .safetensors or image GGUF\n"
-          "                        (default: the demo image model, once installed)\n"
+          "                        (default: the bundled demo image model, assets/demo-sd)\n"
           "  -p, --prompt TEXT     what to draw\n"
           "      --negative TEXT   what not to draw (default: empty)\n"
           "  -o, --output PATH     the PNG to write\n"
-          "      --steps N         sampler steps, 1..1000 (default 20)\n"
-          "      --cfg F           guidance scale, 0..100 (default 7.5; <= 1: no guidance)\n"
+          "      --steps N         sampler steps, 1..1000 (default: the model's, else 20)\n"
+          "      --cfg F           guidance scale, 0..100 (default: the model's, else 7.5;\n"
+          "                        <= 1: no guidance)\n"
           "  -s, --seed N          seed (default 42): the same seed gives the same pixels\n"
           "  -W, --width N         width, a multiple of 64 in 64..2048 (default: the model's)\n"
           "  -H, --height N        height, the same\n"
-          "      --sampler NAME    euler, euler_a, dpmpp_2m, ddim or lcm (default euler)\n"
+          "      --sampler NAME    euler, euler_a, dpmpp_2m, ddim or lcm (default: the model's,\n"
+          "                        else euler)\n"
           "      --clip-skip N     1: last CLIP layer, 2: penultimate (default: the model's)\n"
           "      --taesd PATH      decode with this TAESD decoder (fast, approximate)\n"
           "      --tokenizer DIR   vocab.json + merges.txt for a file without a tokenizer\n"
@@ -52,6 +54,7 @@ static void usage(FILE *f) {
 typedef struct imagine_options {
     const char *model, *output, *taesd, *tokenizer, *weights;
     int n_threads;
+    bool set_sampler, set_steps, set_cfg; /* given: else the model's defaults */
     pt_image_params ip;
 } imagine_options;
 
@@ -94,11 +97,13 @@ static int parse(imagine_options *o, int argc, char **argv) {
             }
         } else if (!strcmp(a, "--sampler")) {
             if (!(v = arg_value(argc, argv, &i))) return 2;
+            o->set_sampler = true;
             if (!pt_image_sampler_parse(v, &o->ip.sampler)) {
                 app_error("unknown sampler '%s' (euler, euler_a, dpmpp_2m, ddim, lcm)", v);
                 return 2;
             }
         } else if (!strcmp(a, "--steps")) {
+            o->set_steps = true;
             if (!int_opt(a, arg_value(argc, argv, &i), 1, 1000, &o->ip.steps)) return 2;
         } else if (!strcmp(a, "--clip-skip")) {
             if (!int_opt(a, arg_value(argc, argv, &i), 1, 64, &o->ip.clip_skip)) return 2;
@@ -115,6 +120,7 @@ static int parse(imagine_options *o, int argc, char **argv) {
         } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
             if (!int_opt(a, arg_value(argc, argv, &i), 0, 1024, &o->n_threads)) return 2;
         } else if (!strcmp(a, "--cfg")) {
+            o->set_cfg = true;
             if (!(v = arg_value(argc, argv, &i))) return 2;
             if (!arg_float(v, 0, 100, &o->ip.cfg)) {
                 app_error("--cfg wants a number in [0, 100], not '%s'", v);
@@ -228,14 +234,13 @@ static void print_stats(const pt_image_model *m) {
 
 /* ---- the command ------------------------------------------------------- */
 
-static int no_default_model(void) {
-    char dir[4096], why[512];
-    if (!pt_app_data_dir(dir, sizeof dir, why, sizeof why)) {
-        app_error("imagine: no model given (-m PATH) and %s", why);
-        return 1;
-    }
-    app_error("imagine: no model given (-m PATH), and no default image model is installed yet "
-              "(the demo image model will live in %s/models)", dir);
+/* No -m: the bundled demo image model (paths.h says where it is looked
+ * for); 0, or 1 after the error. */
+static int default_model(char *buf, size_t cap) {
+    char why[1024];
+    if (pt_app_default_image_model(buf, cap, why, sizeof why)) return 0;
+    app_error("imagine: no model given (-m PATH), and the default image model is not in %s "
+              "(set PETREL_ASSETS to the assets/ folder of a petrel checkout)", why);
     return 1;
 }
 
@@ -243,7 +248,11 @@ int cmd_imagine(int argc, char **argv) {
     imagine_options o = {0};
     int rc = parse(&o, argc, argv);
     if (rc) return rc < 0 ? 0 : rc;
-    if (!o.model) return no_default_model();
+    char default_path[4096];
+    if (!o.model) {
+        if (default_model(default_path, sizeof default_path)) return 1;
+        o.model = default_path;
+    }
 
     pt_error err = {0};
     pt_threadpool *pool = NULL;
@@ -271,6 +280,9 @@ int cmd_imagine(int argc, char **argv) {
     pt_image_params ip = o.ip;
     if (!ip.width) ip.width = info.default_width;
     if (!ip.height) ip.height = info.default_height;
+    if (!o.set_sampler) ip.sampler = info.default_sampler;
+    if (!o.set_steps) ip.steps = info.default_steps;
+    if (!o.set_cfg) ip.cfg = info.default_cfg;
     ip.progress = on_progress;
     ip.progress_user = &prog;
     ip.cancel = &g_interrupted;

@@ -1,8 +1,10 @@
-/* paths.c — user data directory and default model location. */
+/* paths.c — user data directory and default model locations. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "paths.h"
 
@@ -45,5 +47,48 @@ bool pt_app_default_model(char *buf, size_t cap, char *why, size_t why_cap) {
     int n = snprintf(buf, cap, "%s/models/%s", dir, PT_DEFAULT_MODEL_FILE);
     if (n > 0 && (size_t)n < cap) return true;
     snprintf(why, why_cap, "the default model's path under %.200s... is too long", dir);
+    return false;
+}
+
+static bool is_file(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* "$dir/PT_DEFAULT_IMAGE_ASSET" into buf if it fits and exists; the place
+ * is appended to the list in why either way. */
+static bool try_assets(const char *dir, char *buf, size_t cap, char *why, size_t why_cap) {
+    int n = snprintf(buf, cap, "%s/%s", dir, PT_DEFAULT_IMAGE_ASSET);
+    if (n > 0 && (size_t)n < cap && is_file(buf)) return true;
+    size_t used = strlen(why);
+    if (used + 1 < why_cap)
+        snprintf(why + used, why_cap - used, "%s%.300s/%s", used ? ", " : "", dir, PT_DEFAULT_IMAGE_ASSET);
+    return false;
+}
+
+bool pt_app_default_image_model(char *buf, size_t cap, char *why, size_t why_cap) {
+    if (why_cap) why[0] = 0;
+    const char *env = getenv("PETREL_ASSETS");
+    if (env && *env) return try_assets(env, buf, cap, why, why_cap);
+    /* PREFIX/bin/petrel -> PREFIX/share/petrel/assets */
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            slash = strrchr(exe, '/');
+            if (slash) {
+                *slash = 0;
+                char dir[4096 + 32];
+                snprintf(dir, sizeof dir, "%s/share/petrel/assets", exe[0] ? exe : "");
+                if (try_assets(dir, buf, cap, why, why_cap)) return true;
+            }
+        }
+    }
+#ifdef PETREL_ASSET_DIR
+    if (try_assets(PETREL_ASSET_DIR, buf, cap, why, why_cap)) return true;
+#endif
     return false;
 }

@@ -18,4 +18,18 @@ bool pt_app_data_dir(char *buf, size_t cap, char *why, size_t why_cap);
  * the data directory); false with a reason as above. */
 bool pt_app_default_model(char *buf, size_t cap, char *why, size_t why_cap);
 
+/* The default image model, the bundled demo model (assets/demo-sd/ in
+ * the source tree), looked for in turn:
+ *   1. $PETREL_ASSETS/demo-sd/... when PETREL_ASSETS is set (and only
+ *      there: the override also lets tests hide the others);
+ *   2. ../share/petrel/assets/ next to the executable (an installed petrel:
+ *      PREFIX/bin/petrel, PREFIX/share/petrel/assets);
+ *   3. the source tree's assets/ (PETREL_ASSET_DIR, compiled in: a petrel
+ *      run from its build tree).
+ * The first that exists goes into buf; false with the places looked in
+ * (or why the path does not fit) in why. */
+bool pt_app_default_image_model(char *buf, size_t cap, char *why, size_t why_cap);
+/* The bundled demo image model under an assets directory. */
+#define PT_DEFAULT_IMAGE_ASSET "demo-sd/demo-sd-q8_0.gguf"
+
 #endif

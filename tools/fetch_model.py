@@ -3,6 +3,9 @@
 
 usage: fetch_model.py [MODEL_ID]   (default: the catalog's `default`)
 
+A source = "bundled" entry (the demo image model) is committed in the
+repository: nothing is downloaded; its file is checked and its path printed.
+
 The file is downloaded and checked (size, sha256) in a temporary place and
 only then renamed into $XDG_DATA_HOME/petrel/models (or
 ~/.local/share/petrel/models), so an interrupted or corrupt download never
@@ -65,6 +68,14 @@ def main():
     entry = catalog.get("models", {}).get(model_id)
     if entry is None:
         die(f"unknown model '{model_id}' (see models.toml)")
+    if entry["source"] == "bundled":
+        path = os.path.join(ROOT, entry["path"])
+        if not os.path.exists(path):
+            die(f"model '{model_id}': bundled file {entry['path']} is missing from this checkout")
+        if os.path.getsize(path) != entry["size"] or sha256_of(path) != entry["sha256"]:
+            die(f"{entry['path']}: size or sha256 differs from models.toml (regenerate the entry)")
+        print(path)
+        return
     dest_dir = data_dir()
     dest = os.path.join(dest_dir, entry["file"])
     if os.path.exists(dest) and os.path.getsize(dest) == entry["size"] \

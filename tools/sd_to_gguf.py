@@ -5,13 +5,15 @@ layout engine/diffusion/sd_weights_gguf.c reads (its header comment lists
 every metadata key).
 
     sd_to_gguf.py MODEL_DIR_OR_FILE OUT.gguf --type f32|f16|q8_0|q4_0
-        [--taesd TAESD_DIR_OR_FILE] [--tokenizer DIR]
+        [--taesd TAESD_DIR_OR_FILE] [--tokenizer DIR] [--family demo]
+        [--default-sampler ddim --default-steps 30 --default-cfg 6] [--f16 text_encoder.]
 
 Tensors keep the canonical names of engine/diffusion/sd_weights.h
 ("unet.conv_in.weight", ...). Types by --type:
   f32    everything F32
   f16    norms and biases (1-D) F32, everything else F16
-  q8_0 / q4_0  norms and biases F32; embeddings F16; linear weights with a
+  q8_0 / q4_0  norms and biases F32; embeddings, and the tensors under an
+         --f16 PREFIX, F16; linear weights with a
          multiple of 32 inputs quantized (others F16); convolution weights
          reordered to OHWI rows (ky, kx, c_in; c_in fastest), zero-padded
          to k_pad = a multiple of 32 columns, quantized, stored as a 2-D
@@ -44,8 +46,12 @@ def load_folder(d):
         for f in sorted(os.listdir(cd)):
             if f.endswith(".safetensors"):
                 for k, v in load_file(os.path.join(cd, f)).items():
-                    if not k.endswith("position_ids"):
-                        t[f"{comp}.{k}"] = v
+                    if k.endswith("position_ids"):
+                        continue
+                    # a CLIPTextModel state dict saved without transformers 4's "text_model."
+                    if comp == "text_encoder" and k.startswith(("embeddings.", "encoder.", "final_layer_norm.")):
+                        k = "text_model." + k
+                    t[f"{comp}.{k}"] = v
     # old diffusers VAE attention names -> today's; 1x1 convs -> [c, c]
     for k in list(t):
         if k.startswith("vae.") and ".attentions." in k:
@@ -151,11 +157,11 @@ def load_ldm(path):
     return cfg, t, None
 
 
-def qtype_for(name, v, kind):
+def qtype_for(name, v, kind, f16_prefixes=()):
     """(stored array, GGML type, conv shape or None)."""
     if kind == "f32" or v.ndim == 1:
         return v.astype(np.float32), Q.F32, None
-    if kind == "f16" or "embedding" in name:
+    if kind == "f16" or "embedding" in name or name.startswith(tuple(f16_prefixes)):
         return v.astype(np.float16), Q.F16, None
     qt = Q.Q8_0 if kind == "q8_0" else Q.Q4_0
     if v.ndim == 4:
@@ -196,6 +202,14 @@ def main():
     ap.add_argument("--type", choices=["f32", "f16", "q8_0", "q4_0"], required=True)
     ap.add_argument("--taesd")
     ap.add_argument("--tokenizer")
+    ap.add_argument("--family", choices=["sd1", "sd2", "demo"], help="sd.family (default: sd1 or sd2 as inferred)")
+    ap.add_argument("--default-sampler", choices=["euler", "euler_a", "dpmpp_2m", "ddim", "lcm"],
+                    help="sd.defaults.sampler: the sampler that gives this model good pictures")
+    ap.add_argument("--default-steps", type=int, help="sd.defaults.steps")
+    ap.add_argument("--default-cfg", type=float, help="sd.defaults.cfg")
+    ap.add_argument("--f16", action="append", default=[], metavar="PREFIX",
+                    help="with --type q8_0/q4_0: keep the weights whose names start with PREFIX in F16 "
+                         "(e.g. text_encoder., where a small CLIP loses most to quantization)")
     a = ap.parse_args()
     if os.path.isdir(a.model):
         cfg, tensors, tok = load_folder(a.model)
@@ -209,7 +223,7 @@ def main():
     tok = a.tokenizer or tok
     u, v, s = cfg["unet"], cfg["vae"], cfg["scheduler"]
     w = gguf.GGUFWriter(a.out, "sd")
-    w.add_string("sd.family", "sd2" if sd2 else "sd1")
+    w.add_string("sd.family", a.family or ("sd2" if sd2 else "sd1"))
     vocab = merges = None
     bos, eos = clip["vocab_size"] - 2, clip["vocab_size"] - 1
     pad = clip.get("pad", eos)
@@ -251,6 +265,8 @@ def main():
     w.add_float32("sd.unet.freq_shift", float(u.get("freq_shift", 0)))
     w.add_bool("sd.unet.linear_proj", bool(u.get("use_linear_projection", False)))
     w.add_bool("sd.unet.flip_sin_to_cos", bool(u.get("flip_sin_to_cos", True)))
+    if u.get("sample_size"):
+        w.add_uint32("sd.unet.sample_size", int(u["sample_size"]))
     for k, val in [("in_channels", v.get("in_channels", 3)), ("out_channels", v.get("out_channels", 3)),
                    ("latent_channels", v.get("latent_channels", 4)), ("layers_per_block", v.get("layers_per_block", 2)),
                    ("groups", v.get("norm_num_groups", 32))]:
@@ -264,6 +280,12 @@ def main():
     w.add_float32("sd.schedule.beta_end", float(s.get("beta_end", 0.012)))
     w.add_string("sd.schedule.beta_schedule", s.get("beta_schedule", "scaled_linear"))
     w.add_string("sd.schedule.prediction", s.get("prediction_type", "epsilon"))
+    if a.default_sampler:
+        w.add_string("sd.defaults.sampler", a.default_sampler)
+    if a.default_steps:
+        w.add_uint32("sd.defaults.steps", a.default_steps)
+    if a.default_cfg is not None:
+        w.add_float32("sd.defaults.cfg", a.default_cfg)
     if vocab is not None:
         w.add_string("sd.tokenizer.vocab_json", vocab)
         w.add_string("sd.tokenizer.merges", merges)
@@ -274,7 +296,7 @@ def main():
             w.add_uint32(f"sd.taesd.{k}", int(val))
         tensors.update(tt)
     for name in sorted(tensors):
-        arr, qt, conv = qtype_for(name, tensors[name], a.type)
+        arr, qt, conv = qtype_for(name, tensors[name], a.type, a.f16)
         if conv:
             w.add_array(f"sd.conv.{name}", conv)
         if qt in (Q.F32, Q.F16):

@@ -208,4 +208,9 @@ void pt_image_model_get_info(const pt_image_model *m, pt_image_model_info *info)
     info->bytes_taesd = sd_weights_bytes(m->w, "taesd.");
     info->has_taesd = m->has_taesd;
     info->has_vae_encoder = c->vae.has_encoder;
+    const pt_image_params api = pt_image_default_params();
+    const sd_default_settings *d = &c->defaults;
+    info->default_sampler = d->sampler > 0 ? (pt_image_sampler)(d->sampler - 1) : api.sampler;
+    info->default_steps = d->steps > 0 ? d->steps : api.steps;
+    info->default_cfg = d->has_cfg ? d->cfg : api.cfg;
 }

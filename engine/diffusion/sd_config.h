@@ -124,6 +124,15 @@ typedef struct sd_schedule_config {
     signed char set_alpha_to_one;
 } sd_schedule_config;
 
+/* The settings a model's maker recommends for it (image GGUF keys
+ * sd.defaults.*); zeroed: none given (the API's defaults hold). */
+typedef struct sd_default_settings {
+    int sampler;                    /* pt_image_sampler + 1; 0: not given */
+    int steps;                      /* 0: not given */
+    bool has_cfg;
+    float cfg;
+} sd_default_settings;
+
 typedef struct sd_model_config {
     char family[16];                /* "sd1", "sd2", "demo" (informational) */
     sd_clip_config clip;
@@ -131,6 +140,7 @@ typedef struct sd_model_config {
     sd_vae_config vae;
     sd_taesd_config taesd;
     sd_schedule_config schedule;
+    sd_default_settings defaults;
 } sd_model_config;
 
 #endif

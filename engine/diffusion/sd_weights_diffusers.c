@@ -9,7 +9,8 @@
  *
  * Weights may also be split into shards listed by NAME.safetensors.index.json
  * ({"weight_map": {"tensor": "shard file", ...}}), or stored as the
- * ".fp16" variant. Tensor names get their component prefix ("unet." ...);
+ * ".fp16" variant. Tensor names get their component prefix ("unet." ...),
+ * text-encoder names also "text_model." when they lack it;
  * buffers that are not weights (position_ids) are skipped; the VAE's
  * attention under its old names (query/key/value/proj_attn) is exposed
  * under today's (to_q/to_k/to_v/to_out.0), its 1x1-conv form [c,c,1,1] as
@@ -38,7 +39,14 @@ static pt_status add_component_tensor(sd_weights *w, const char *prefix, const s
                                       const st_tensor *t, pt_error *err) {
     if (ends_with(t->name, "position_ids")) return PT_OK;
     char name[512];
-    int n = snprintf(name, sizeof name, "%s%s", prefix, t->name);
+    /* CLIPTextModel's keys as transformers 4 saves them start with
+     * "text_model."; a state dict saved without it (the demo model's
+     * checkpoint, tools/demo_sd) gets it added, so both load. */
+    const bool text_top = strcmp(prefix, "text_encoder.") == 0 &&
+                          (strncmp(t->name, "embeddings.", 11) == 0 ||
+                           strncmp(t->name, "encoder.", 8) == 0 ||
+                           strncmp(t->name, "final_layer_norm.", 17) == 0);
+    int n = snprintf(name, sizeof name, "%s%s%s", prefix, text_top ? "text_model." : "", t->name);
     if (n < 0 || (size_t)n >= sizeof name)
         return pt_fail(err, PT_ERR_FORMAT, "%s: tensor name too long: '%.60s...'", f->name, t->name);
     bool vae_attn = strcmp(prefix, "vae.") == 0 && strstr(name, ".attentions.") != NULL;

@@ -36,6 +36,12 @@
  *                                 (the UNet's prediction too)
  *   sd.tokenizer.vocab_json  .merges   string (optional): the CLIP
  *                                 tokenizer's vocab.json and merges.txt
+ *   sd.unet.sample_size           uint32 (optional): the latent side it was
+ *                                 trained at (the default image size / 8)
+ *   sd.defaults.sampler           string (optional): a pt_image_sampler name
+ *   sd.defaults.steps             uint32 (optional, 1..1000)
+ *   sd.defaults.cfg               float32 (optional, 0..100): the settings
+ *                                 that give this model good pictures
  */
 #include "sd_weights_impl.h"
 
@@ -195,6 +201,26 @@ static pt_status read_config(const rd *r, sd_model_config *c) {
     TRY(choice(r, "sd.schedule.prediction", preds, 2, &k));
     sc->prediction = (sd_prediction)k;
     u->prediction = sc->prediction;
+
+    u->sample_size = 0;
+    if (pt_gguf_find(r->g, "sd.unet.sample_size")) TRY(u32(r, "sd.unet.sample_size", &u->sample_size));
+    sd_default_settings *d = &c->defaults;
+    *d = (sd_default_settings){0};
+    if (pt_gguf_find(r->g, "sd.defaults.sampler")) {
+        static const char *const samplers[] = {"euler", "euler_a", "dpmpp_2m", "ddim", "lcm"};
+        _Static_assert(sizeof samplers / sizeof samplers[0] == PT_IMAGE_SAMPLER_COUNT, "samplers");
+        TRY(choice(r, "sd.defaults.sampler", samplers, PT_IMAGE_SAMPLER_COUNT, &k));
+        d->sampler = k + 1;
+    }
+    if (pt_gguf_find(r->g, "sd.defaults.steps")) {
+        TRY(u32(r, "sd.defaults.steps", &d->steps));
+        if (d->steps < 1 || d->steps > 1000) return missing(r, "sd.defaults.steps", "in 1..1000");
+    }
+    if (pt_gguf_find(r->g, "sd.defaults.cfg")) {
+        TRY(f32(r, "sd.defaults.cfg", &d->cfg));
+        if (!(d->cfg >= 0 && d->cfg <= 100)) return missing(r, "sd.defaults.cfg", "in 0..100");
+        d->has_cfg = true;
+    }
     return PT_OK;
 }
 

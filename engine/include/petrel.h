@@ -441,6 +441,16 @@ pt_status pt_image_model_load(const char *path, const pt_image_model_params *par
                               pt_image_model **out, pt_error *err);
 void pt_image_model_free(pt_image_model *model);
 
+/* The samplers: each equals diffusers' scheduler of the same name. */
+typedef enum pt_image_sampler {
+    PT_IMAGE_EULER = 0,    /* EulerDiscreteScheduler */
+    PT_IMAGE_EULER_A,      /* EulerAncestralDiscreteScheduler */
+    PT_IMAGE_DPMPP_2M,     /* DPMSolverMultistepScheduler, dpmsolver++ order 2, Karras sigmas */
+    PT_IMAGE_DDIM,         /* DDIMScheduler, eta 0 */
+    PT_IMAGE_LCM,          /* LCMScheduler (1-4 steps; SD-Turbo at cfg 1) */
+    PT_IMAGE_SAMPLER_COUNT
+} pt_image_sampler;
+
 typedef struct pt_image_model_info {
     const char *family;       /* "sd1", "sd2", "demo" */
     const char *prediction;   /* "epsilon" or "v" */
@@ -458,19 +468,14 @@ typedef struct pt_image_model_info {
     uint64_t bytes_text, bytes_unet, bytes_vae, bytes_taesd;
     bool has_taesd;           /* a TAESD decoder was loaded */
     bool has_vae_encoder;     /* the VAE's encoder is present (image-to-image, later) */
+    /* The settings that give this model good pictures, as its file
+     * recommends (image GGUF sd.defaults.*), else pt_image_default_params'. */
+    pt_image_sampler default_sampler;
+    int default_steps;
+    float default_cfg;
 } pt_image_model_info;
 
 void pt_image_model_get_info(const pt_image_model *model, pt_image_model_info *info);
-
-/* The samplers: each equals diffusers' scheduler of the same name. */
-typedef enum pt_image_sampler {
-    PT_IMAGE_EULER = 0,    /* EulerDiscreteScheduler */
-    PT_IMAGE_EULER_A,      /* EulerAncestralDiscreteScheduler */
-    PT_IMAGE_DPMPP_2M,     /* DPMSolverMultistepScheduler, dpmsolver++ order 2, Karras sigmas */
-    PT_IMAGE_DDIM,         /* DDIMScheduler, eta 0 */
-    PT_IMAGE_LCM,          /* LCMScheduler (1-4 steps; SD-Turbo at cfg 1) */
-    PT_IMAGE_SAMPLER_COUNT
-} pt_image_sampler;
 
 /* "euler", "euler_a", "dpmpp_2m", "ddim", "lcm"; "?" out of range. */
 const char *pt_image_sampler_name(pt_image_sampler s);
