@@ -188,6 +188,11 @@ static void run_fixture(sdfx *f, pt_image_model *m, const char *key, const cJSON
  * for other CPUs' kernel variants, while a wrong picture (a swapped or
  * mismatched weight) lands below 15 dB. */
 #define Q8_PSNR_MIN 30.0
+/* F16 weights (converted at load from the fixture's F32; products in F32
+ * by fmatmul.h): only the weights' rounding to 11 significant bits
+ * differs, about 2^-12 relative per weight. Measured 58.9 .. 59.1 dB;
+ * the bound sits well above Q8_0's and below what was measured. */
+#define F16_PSNR_MIN 45.0
 
 static void test_fixture_runs(sdfx *f) {
     const cJSON *runs = cJSON_GetObjectItem(sdfx_json(f), "pipelines");
@@ -196,7 +201,8 @@ static void test_fixture_runs(sdfx *f) {
     pt_image_model *m = load(f, "model", NULL, 2, NULL);
     pt_image_model *mv = load(f, "model-v", NULL, 2, NULL);
     pt_image_model *mq = load(f, "model", "q8_0", 2, NULL);
-    if (!m || !mv || !mq) goto done;
+    pt_image_model *mh = load(f, "model", "f16", 2, NULL);
+    if (!m || !mv || !mq || !mh) goto done;
     int n_runs = 0;
     for (const cJSON *run = runs->child; run; run = run->next) {
         const char *key = run->string;
@@ -229,6 +235,13 @@ static void test_fixture_runs(sdfx *f) {
                 printf("%s Q8_0: PSNR %.1f dB\n", key, db);
             }
             pt_image_free(&q.img);
+            run_fixture(f, mh, key, run, &q);
+            if (q.st == PT_OK) {
+                const double db = psnr(&q.img, img);
+                CHECK(db >= F16_PSNR_MIN, "%s F16: PSNR %.1f dB < %.1f", key, db, F16_PSNR_MIN);
+                printf("%s F16: PSNR %.1f dB\n", key, db);
+            }
+            pt_image_free(&q.img);
         }
     }
     CHECK(n_runs >= 8, "only %d pipeline runs in ref.json", n_runs);
@@ -236,6 +249,7 @@ done:
     pt_image_model_free(m);
     pt_image_model_free(mv);
     pt_image_model_free(mq);
+    pt_image_model_free(mh);
 }
 
 /* ---- the seeded path ------------------------------------------------------- */
@@ -347,8 +361,8 @@ static void test_variants(sdfx *f) {
     pt_cpu cpu;
     pt_cpu_detect_with(&cpu, NULL);
     bool ran[PT_CPU_VARIANT_COUNT] = {0};
-    const char *const weights[2] = {NULL, "q8_0"};
-    for (int wi = 0; wi < 2; wi++) {
+    const char *const weights[3] = {NULL, "q8_0", "f16"};
+    for (int wi = 0; wi < 3; wi++) {
         pt_image ref = {0};
         for (int v = 0; v < PT_CPU_VARIANT_COUNT; v++) {
             if (!pt_cpu_has_variant(&cpu, (pt_cpu_variant)v)) continue;

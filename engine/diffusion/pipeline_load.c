@@ -18,9 +18,7 @@ static pt_status parse_policy(const char *name, sd_weight_policy *out, pt_error 
     if (!name || !strcmp(name, "auto")) *out = SD_WEIGHTS_STORED;
     else if (!strcmp(name, "q8_0")) *out = SD_WEIGHTS_Q8_0;
     else if (!strcmp(name, "q4_0")) *out = SD_WEIGHTS_Q4_0;
-    else if (!strcmp(name, "f16"))
-        return pt_fail(err, PT_ERR_UNSUPPORTED, "weights f16: converting weights to F16 at load is not "
-                       "available yet (an F16 file runs as stored with weights auto)");
+    else if (!strcmp(name, "f16")) *out = SD_WEIGHTS_F16;
     else
         return pt_fail(err, PT_ERR_ARG, "weights '%.40s' is not auto, f16, q8_0 or q4_0", name);
     return PT_OK;
@@ -32,6 +30,7 @@ static void weights_name(pt_image_model *m, sd_weight_policy policy) {
     sd_tensor t;
     if (policy == SD_WEIGHTS_Q8_0) name = "Q8_0";
     else if (policy == SD_WEIGHTS_Q4_0) name = "Q4_0";
+    else if (policy == SD_WEIGHTS_F16) name = "F16";
     else if (sd_weights_get(m->w, "unet.conv_in.weight", &t)) name = pt_type_name(t.type);
     snprintf(m->weights_name, sizeof m->weights_name, "%s", name);
 }

@@ -69,6 +69,8 @@ typedef enum sd_weight_policy {
     SD_WEIGHTS_STORED = 0, /* as the file stores them */
     SD_WEIGHTS_Q8_0,       /* F32/F16/BF16 linear and conv weights -> Q8_0 at load */
     SD_WEIGHTS_Q4_0,       /* ... -> Q4_0 at load */
+    SD_WEIGHTS_F16,        /* F32/BF16 linear and conv weights -> F16 at load (the
+                            * F16 products of fmatmul.h; F16 stays as stored) */
 } sd_weight_policy;
 
 /* What a set of graphs holds, in bytes. */

@@ -11,7 +11,7 @@ pt_status sd_rt_new(const sd_runtime_params *p, sd_runtime **out, pt_error *err)
     *out = NULL;
     if (!p) return pt_fail(err, PT_ERR_ARG, "image runtime: no parameters");
     if (p->policy != SD_WEIGHTS_STORED && p->policy != SD_WEIGHTS_Q8_0 &&
-        p->policy != SD_WEIGHTS_Q4_0)
+        p->policy != SD_WEIGHTS_Q4_0 && p->policy != SD_WEIGHTS_F16)
         return pt_fail(err, PT_ERR_ARG, "image runtime: unknown weight policy %d", (int)p->policy);
     sd_runtime *rt = calloc(1, sizeof *rt);
     if (!rt) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the image runtime");

@@ -155,8 +155,12 @@ static void *reorder_rows(const sd_tensor *t, int c_out, int c_in, int k, int64_
 pt_status sd_prepare_matrix(sd_runtime *rt, const sd_tensor *t, const char *name, int c_out,
                             int c_in, int k, sd_linear *l, pt_error *err) {
     const int64_t K = (int64_t)k * k * c_in;
-    const bool quantize = rt->policy != SD_WEIGHTS_STORED && is_float_type(t->type);
-    const uint32_t qtype = rt->policy == SD_WEIGHTS_Q4_0 ? PT_TYPE_Q4_0 : PT_TYPE_Q8_0;
+    /* the policy's type; an F16 weight under the F16 policy stays as stored */
+    const uint32_t qtype = rt->policy == SD_WEIGHTS_Q4_0 ? PT_TYPE_Q4_0
+                         : rt->policy == SD_WEIGHTS_F16  ? PT_TYPE_F16
+                                                         : PT_TYPE_Q8_0;
+    const bool quantize = rt->policy != SD_WEIGHTS_STORED && is_float_type(t->type) &&
+                          t->type != qtype;
     pt_weight *pw = &l->w;
     pw->rows = c_out;
     if (t->layout == SD_LAYOUT_CONV_OHWI_PAD) {
