@@ -55,7 +55,7 @@ rate is machine_probe int8 (a vpdpbusd / vpmaddubsw loop on THREADS threads,
 over CPU time). It says how much of the machine's int8 rate the step uses,
 whatever the kernels (the f16 run's products need not be int8 at all).
 
-Standard library only (the checkpoint generator needs numpy and safetensors).
+Standard library only (the checkpoint generator needs numpy).
 """
 import argparse
 import datetime
@@ -248,9 +248,8 @@ def ensure_gnu_time():
 def ensure_py_deps():
     try:
         import numpy  # noqa: F401
-        import safetensors  # noqa: F401
     except ImportError:
-        sh([sys.executable, "-m", "pip", "install", "--quiet", "numpy", "safetensors"])
+        sh([sys.executable, "-m", "pip", "install", "--quiet", "numpy"])
 
 
 def get_inputs(a):
@@ -261,11 +260,14 @@ def get_inputs(a):
         if not os.path.exists(gen):
             die("tools/make_sd15_random.py is missing (branch sd-weights): pass --model and --taesd")
         ensure_py_deps()
-        os.makedirs(MODELS, exist_ok=True)
+        os.makedirs(os.path.dirname(os.path.abspath(ckpt)), exist_ok=True)
+        os.makedirs(os.path.dirname(os.path.abspath(taesd)), exist_ok=True)
+        # make_sd15_random.py OUT.safetensors [--taesd OUT_TAESD.safetensors]
         if not os.path.exists(ckpt):
-            sh([sys.executable, gen, ckpt])
-        if not os.path.exists(taesd):
-            sh([sys.executable, gen, "--taesd", taesd])
+            sh([sys.executable, gen, ckpt, *([] if os.path.exists(taesd) else ["--taesd", taesd])])
+        else:
+            with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(taesd))) as td:
+                sh([sys.executable, gen, os.path.join(td, "unused.safetensors"), "--taesd", taesd])
     tok = a.tokenizer or sh([sys.executable, os.path.join(ROOT, "bench", "sdcpp_vocab.py")],
                             stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1]
     return ckpt, taesd, tok
