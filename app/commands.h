@@ -12,5 +12,6 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_chat(int argc, char **argv);   /* chat --plain: line-oriented chat */
 int cmd_bench(int argc, char **argv);  /* llama-bench compatible speed test */
+int cmd_imagine(int argc, char **argv); /* text to image, PNG out */
 
 #endif

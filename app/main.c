@@ -23,6 +23,7 @@ static void usage(FILE *f) {
           "  tokenize   print the token ids of a text\n"
           "  info       describe a GGUF model\n"
           "  bench      measure prefill and decode speed (llama-bench compatible)\n"
+          "  imagine    generate an image from a prompt (PNG)\n"
           "app options:\n"
           "  -m, --model PATH   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
           "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
@@ -42,6 +43,7 @@ static const command COMMANDS[] = {
     {"tokenize", cmd_tokenize},
     {"info", cmd_info},
     {"bench", cmd_bench},
+    {"imagine", cmd_imagine},
 };
 
 /* No subcommand: the full-screen app (or, in a build without it, the

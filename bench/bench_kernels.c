@@ -12,6 +12,14 @@
  *
  * Usage: bench_kernels [-t threads] [-v variant] [-r rows] [-c cols]
  *                      [-p n_tok] [-T type] [-m cold_MiB]
+ *        bench_kernels -F f16|bf16|f32   float products (fmatmul.h), one
+ *                      thread: 4096 tokens x 320 rows x 2880 cols (a 3x3
+ *                      conv of 320 channels on a 64x64 latent) unless -p,
+ *                      -r, -c say otherwise; GFLOP/s of pt_matmul_ref and
+ *                      of each pt_fmatmul variant, and the speedup
+ *        bench_kernels -A 40             non-causal attention (image_ops.h
+ *                      pt_attn_full), one thread, 4096 keys, head size as
+ *                      given, 512 queries timed (-p sets the keys)
  * Defaults: Q4_0, rows 8960, cols 1536 (Qwen2.5-1.5B ffn_up), n_tok 512,
  * every variant this CPU has, threads 1 and 2. No assertions: numbers only.
  */
@@ -22,7 +30,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "attention.h"
 #include "cpu_features.h"
+#include "fmatmul.h"
+#include "image_ops.h"
 #include "qmatmul.h"
 #include "quant.h"
 #include "threadpool.h"
@@ -147,11 +158,99 @@ static double time_run(int reps, pt_pool *pool, pt_pool_fn fn, void *ctx, int n_
     return best;
 }
 
+/* -F: float products, one thread, every variant. pt_matmul_ref and the
+ * scalar oracle are timed on fewer tokens (they are slow); GFLOP/s is
+ * 2 * rows * cols * tokens / time either way. */
+static int bench_float(uint32_t type, int64_t rows, int64_t cols, int64_t n_tok) {
+    pt_cpu native;
+    pt_cpu_detect_with(&native, NULL);
+    const size_t es = type == PT_TYPE_F32 ? 4 : 2;
+    uint8_t *w = malloc((size_t)(rows * cols) * es);
+    for (int64_t i = 0; i < rows * cols; i++) {
+        const float v = (float)((int)(rnd() % 2001) - 1000) / 20000.0f;
+        if (type == PT_TYPE_F32) memcpy(w + i * 4, &v, 4);
+        else {
+            uint16_t h = pt_f32_to_fp16(v);
+            if (type == PT_TYPE_BF16) {
+                uint32_t u;
+                memcpy(&u, &v, 4);
+                h = (uint16_t)(u >> 16);
+            }
+            memcpy(w + i * 2, &h, 2);
+        }
+    }
+    float *x = malloc(sizeof(float) * (size_t)(n_tok * cols));
+    float *y = malloc(sizeof(float) * (size_t)(n_tok * rows));
+    for (int64_t i = 0; i < n_tok * cols; i++) x[i] = (float)((int)(rnd() % 2001) - 1000) / 500.0f;
+    printf("%s weights %" PRId64 " rows x %" PRId64 " cols, %" PRId64 " tokens, 1 thread\n", pt_type_name(type), rows,
+           cols, n_tok);
+    const int64_t few = n_tok < 128 ? n_tok : 128;
+    double t0 = now_s();
+    pt_matmul_ref(type, w, rows, cols, x, few, y, 0, rows);
+    const double ref_gf = 2.0 * rows * cols * few / (now_s() - t0) / 1e9;
+    printf("%-24s %8.1f GFLOP/s (%" PRId64 " tokens)\n", "pt_matmul_ref", ref_gf, few);
+    for (int v = 0; v < PT_CPU_VARIANT_COUNT; v++) {
+        pt_cpu cpu;
+        if (!pt_cpu_with_variant(&native, (pt_cpu_variant)v, &cpu)) continue;
+        const int64_t nt = v == PT_CPU_REF ? few : n_tok;
+        pt_fmatmul(&cpu, type, w, rows, cols, x, nt, y, 0, rows); /* warm */
+        t0 = now_s();
+        pt_fmatmul(&cpu, type, w, rows, cols, x, nt, y, 0, rows);
+        const double gf = 2.0 * rows * cols * nt / (now_s() - t0) / 1e9;
+        char name[48];
+        snprintf(name, sizeof name, "pt_fmatmul [%s]", pt_cpu_variant_name(cpu.variant));
+        printf("%-24s %8.1f GFLOP/s (%" PRId64 " tokens)  %.1fx pt_matmul_ref\n", name, gf, nt, gf / ref_gf);
+    }
+    free(w), free(x), free(y);
+    return 0;
+}
+
+/* -A: pt_attn_full, one head, one thread, every variant. */
+static int bench_attn(int head_dim, int n_kv) {
+    pt_cpu native;
+    pt_cpu_detect_with(&native, NULL);
+    const int n_q = 512;
+    const int64_t kbs = (int64_t)PT_ATTN_BK * head_dim;
+    const int n_blocks = (n_kv + PT_ATTN_BK - 1) / PT_ATTN_BK;
+    float *q = malloc(sizeof(float) * (size_t)n_q * head_dim), *k = malloc(sizeof(float) * (size_t)head_dim);
+    float *kt = calloc((size_t)n_blocks * kbs, sizeof(float)), *v = malloc(sizeof(float) * (size_t)n_kv * head_dim);
+    float *out = malloc(sizeof(float) * (size_t)n_q * head_dim);
+    float *scratch = malloc(sizeof(float) * pt_attn_scratch_floats(n_q, head_dim));
+    for (int64_t i = 0; i < (int64_t)n_q * head_dim; i++) q[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+    for (int64_t i = 0; i < (int64_t)n_kv * head_dim; i++) v[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+    for (int j = 0; j < n_kv; j++) {
+        for (int d = 0; d < head_dim; d++) k[d] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+        pt_attn_store_key(kt, kbs, j, k, head_dim);
+    }
+    printf("attention: %d queries x %d keys, head size %d, 1 thread\n", n_q, n_kv, head_dim);
+    for (int vi = 0; vi < PT_CPU_VARIANT_COUNT; vi++) {
+        pt_cpu cpu;
+        if (!pt_cpu_with_variant(&native, (pt_cpu_variant)vi, &cpu)) continue;
+        const double t0 = now_s();
+        pt_attn_full(&cpu, out, head_dim, q, head_dim, n_q, kt, kbs, v, head_dim, n_kv, head_dim,
+                     1.0f / sqrtf((float)head_dim), scratch);
+        const double dt = now_s() - t0;
+        /* q.k and p.v: 2 * 2 * n_q * n_kv * head_dim flops */
+        printf("pt_attn_full [%-10s] %8.1f GFLOP/s  %.3f s (for 4096 queries: %.2f s)\n",
+               pt_cpu_variant_name(cpu.variant), 4.0 * n_q * n_kv * head_dim / dt / 1e9, dt, dt * 4096 / n_q);
+    }
+    free(q), free(k), free(kt), free(v), free(out), free(scratch);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int threads_list[2] = {1, 2}, n_threads_list = 2;
     const char *only_variant = NULL;
     int64_t rows = 8960, cols = 1536, n_tok = 512, cold_mib = 1024;
     uint32_t type = PT_TYPE_Q4_0;
+    uint32_t float_type = UINT32_MAX; /* -F */
+    int attn_dim = 0;                 /* -A */
+    bool rows_set = false, cols_set = false, tok_set = false;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        rows_set |= !strcmp(argv[i], "-r");
+        cols_set |= !strcmp(argv[i], "-c");
+        tok_set |= !strcmp(argv[i], "-p");
+    }
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-t")) { threads_list[0] = atoi(argv[i + 1]); n_threads_list = 1; }
         else if (!strcmp(argv[i], "-v")) only_variant = argv[i + 1];
@@ -159,14 +258,19 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-c")) cols = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "-p")) n_tok = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "-m")) cold_mib = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "-F")) float_type = !strcmp(argv[i + 1], "f32") ? PT_TYPE_F32 : !strcmp(argv[i + 1], "bf16") ? PT_TYPE_BF16 : PT_TYPE_F16;
+        else if (!strcmp(argv[i], "-A")) attn_dim = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-T")) {
             type = !strcmp(argv[i + 1], "q8_0") ? PT_TYPE_Q8_0 : !strcmp(argv[i + 1], "q4_1") ? PT_TYPE_Q4_1 : PT_TYPE_Q4_0;
         } else {
             fprintf(stderr, "usage: %s [-t threads] [-v variant] [-r rows] [-c cols] [-p n_tok] "
-                            "[-T q4_0|q4_1|q8_0] [-m cold_MiB]\n", argv[0]);
+                            "[-T q4_0|q4_1|q8_0] [-m cold_MiB] | -F f16|bf16|f32 | -A head_dim\n", argv[0]);
             return 2;
         }
     }
+    if (float_type != UINT32_MAX)
+        return bench_float(float_type, rows_set ? rows : 320, cols_set ? cols : 2880, tok_set ? n_tok : 4096);
+    if (attn_dim > 0) return bench_attn(attn_dim, tok_set ? (int)n_tok : 4096);
     pt_cpu native;
     pt_cpu_detect_with(&native, NULL);
     const size_t wbytes = pt_type_row_bytes(type, cols) * (size_t)rows;

@@ -24,6 +24,7 @@
  */
 #include "gguf.h"
 
+#include "mapfile.h"
 #include "quant.h"
 #include "status.h"
 
@@ -506,52 +507,15 @@ pt_status pt_gguf_open_memory(const void *data, uint64_t size, pt_gguf **out, pt
     return parse(data, size, false, out, err);
 }
 
-/* What a non-regular file is, for the error message. */
-static const char *file_kind(mode_t mode) {
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISFIFO(mode)) return "a named pipe";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "a special file";
-}
-
 pt_status pt_gguf_open(const char *path, pt_gguf **out, pt_error *err) {
     if (!out || !path) return pt_fail(err, PT_ERR_ARG, "gguf: no path given");
     *out = NULL;
-    /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer;
-     * the type check below refuses it before anything is read. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        return pt_fail(err, PT_ERR_IO, "cannot open '%s': %s", path, strerror(e));
-    }
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return pt_fail(err, PT_ERR_IO, "cannot stat '%s': %s", path, strerror(e));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return pt_fail(err, PT_ERR_IO, "cannot open '%s': it is %s, not a regular file", path,
-                       file_kind(sb.st_mode));
-    }
-    if (sb.st_size == 0) {
-        close(fd);
-        return pt_fail(err, PT_ERR_FORMAT, "gguf: '%s' is empty (0 bytes)", path);
-    }
-    if ((uint64_t)sb.st_size > SIZE_MAX) {
-        close(fd);
-        return pt_fail(err, PT_ERR_IO, "cannot map '%s': too large for this system", path);
-    }
-    size_t size = (size_t)sb.st_size;
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd); /* the mapping keeps the file alive */
-    if (map == MAP_FAILED) return pt_fail(err, PT_ERR_IO, "cannot map '%s': %s", path, strerror(e));
-    pt_status st = parse(map, size, true, out, err);
-    if (st) munmap(map, size);
+    const uint8_t *map;
+    uint64_t size;
+    pt_status st = pt_map_file(path, "gguf", &map, &size, err);
+    if (st) return st;
+    st = parse(map, size, true, out, err);
+    if (st) munmap((void *)map, (size_t)size);
     return st;
 }
 

@@ -1,6 +1,7 @@
 /* matmul.c — weight matrices and the runner of their products (matmul.h). */
 #include "matmul.h"
 
+#include "fmatmul.h"
 #include "ops_simd.h"
 #include "quant.h"
 
@@ -94,6 +95,13 @@ static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thr
     if (w->packed)
         pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1,
                    pl->scratch ? pl->scratch + (size_t)thread * pl->scratch_n : NULL);
+    else if (j->qa && pt_qmatmul_ref_type(w->type, w->cols))
+        /* an int8 type the CPU variant does not pack (cpu "ref"), when the
+         * caller quantized x: the int8 product in plain C, bitwise what the
+         * packed kernels of every other variant give (qmatmul.h) */
+        pt_qmatmul_ref(w->type, w->data, w->rows, w->cols, j->qa, j->y[i], r0, r1);
+    else if (pt_fmatmul_supported(w->type)) /* F32 / F16 / BF16: register-blocked FMA */
+        pt_fmatmul(pl->cpu, w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
     else
         pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
 }

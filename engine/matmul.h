@@ -11,7 +11,8 @@
  *            n rows of cols float32 ([n][cols], row-major); each output
  *            y is n rows of rows float32 ([n][rows]): y[t] = W x[t].
  *   layouts  W is either a view of its GGUF bytes (any type the kernels
- *            support: pt_matmul_ref on the float x) or, when `packed`,
+ *            support: fmatmul.h's FMA kernels on the float x for F32 /
+ *            F16 / BF16, pt_matmul_ref for the rest) or, when `packed`,
  *            the int8 kernels' interleaved copy (qmatmul.h), which reads
  *            the caller's int8 quantization of x (pt_qact) instead.
  *   grouping up to three products that read one input go in one run (Q, K,

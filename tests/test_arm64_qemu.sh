@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_arm64_qemu.sh — the arm64 kernels on an x86-64 build machine:
 # cross-builds the kernel tests (test_qmatmul, test_cpu_features,
-# test_threadpool, test_attention, test_ops) with Debian's aarch64
+# test_threadpool, test_attention, test_ops, test_image_ops,
+# test_fmatmul) with Debian's aarch64
 # toolchain through packaging/aarch64-toolchain.cmake into a temporary
 # directory, and runs them under qemu-aarch64 on emulated CPUs with and
 # without the int8 extensions:
@@ -44,14 +45,15 @@ set(CMAKE_C_STANDARD_REQUIRED ON)
 set(CMAKE_C_EXTENSIONS OFF)
 set(SRC "$src")
 file(GLOB KERNELS \${SRC}/kernels/cpu/quant*.c \${SRC}/kernels/cpu/qmatmul*.c
-     \${SRC}/kernels/cpu/attention.c \${SRC}/kernels/cpu/ops*.c)
+     \${SRC}/kernels/cpu/attention.c \${SRC}/kernels/cpu/ops*.c
+     \${SRC}/kernels/cpu/image_ops*.c \${SRC}/kernels/cpu/fmatmul.c)
 add_library(kern STATIC \${KERNELS} \${SRC}/kernels/cpu/cpu_features.c
-            \${SRC}/engine/threadpool.c \${SRC}/engine/status.c)
+            \${SRC}/engine/threadpool.c \${SRC}/engine/status.c \${SRC}/engine/matmul.c)
 target_include_directories(kern PUBLIC \${SRC}/engine/include \${SRC}/engine
                            \${SRC}/kernels/cpu \${SRC}/tests)
 target_compile_options(kern PUBLIC -Wall -Wextra -Werror -D_GNU_SOURCE)
 find_package(Threads REQUIRED)
-foreach(t qmatmul cpu_features threadpool attention ops)
+foreach(t qmatmul cpu_features threadpool attention ops image_ops fmatmul)
   add_executable(test_\${t} \${SRC}/tests/test_\${t}.c)
   target_link_libraries(test_\${t} PRIVATE kern Threads::Threads m)
   target_link_options(test_\${t} PRIVATE -static)
@@ -99,4 +101,10 @@ run intrin max "" attention
 run intrin cortex-a53 none attention
 run intrin max "" ops
 run intrin cortex-a53 none ops
+# the image kernels (image_ops_simd.c's 4-lane build, pt_attn_full's NEON
+# vfmaq build, fmatmul's NEON fp16 build) bitwise against their scalar
+# oracles
+run intrin max "" image_ops
+run intrin cortex-a53 none image_ops
+run intrin max "" fmatmul
 exit $status

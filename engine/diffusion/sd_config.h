@@ -69,6 +69,10 @@ typedef struct sd_unet_config {
     float freq_shift;                /* 0 */
     int time_embed_dim;              /* 4 * channels[0] */
     sd_prediction prediction;        /* from the scheduler config or the family */
+    int sample_size;                 /* sample_size: the latent side it was trained
+                                      * at (64 for SD 1.x = 512 px, 96 for SD 2.x
+                                      * 768-v); 0 = unknown (the pipeline then
+                                      * assumes 512 px, 768 for v-prediction) */
 } sd_unet_config;
 
 /* AutoencoderKL decoder (and encoder): conv_in, mid (ResNet, attention,
@@ -98,12 +102,26 @@ typedef struct sd_taesd_config {
 
 /* The training noise schedule (diffusers' scheduler config). */
 typedef enum sd_beta_schedule { SD_BETA_SCALED_LINEAR = 0, SD_BETA_LINEAR } sd_beta_schedule;
+/* timestep_spacing; DEFAULT: the config does not say, so each sampler
+ * takes its diffusers class's default (linspace for euler, euler_a,
+ * dpmpp_2m; leading for ddim; lcm has its own). */
+typedef enum sd_spacing {
+    SD_SPACING_DEFAULT = 0, SD_SPACING_LINSPACE, SD_SPACING_LEADING, SD_SPACING_TRAILING
+} sd_spacing;
 typedef struct sd_schedule_config {
     int num_train_timesteps;        /* 1000 */
-    float beta_start, beta_end;     /* 0.00085, 0.012 */
+    double beta_start, beta_end;    /* 0.00085, 0.012: double as in the JSON
+                                     * (diffusers takes the square root of the
+                                     * double before rounding to float32) */
     sd_beta_schedule beta_schedule; /* scaled_linear */
     sd_prediction prediction;       /* epsilon */
     int steps_offset;               /* 1 */
+    sd_spacing timestep_spacing;    /* DEFAULT unless the config names one */
+    /* 1 true, 0 false, -1 not in the config (the class default: ddim
+     * true/true, lcm false/true). SD's scheduler_config.json says false
+     * for both, which a zeroed struct gives. */
+    signed char clip_sample;
+    signed char set_alpha_to_one;
 } sd_schedule_config;
 
 typedef struct sd_model_config {

@@ -16,7 +16,8 @@
  *     config in "sd.*" metadata keys, tokenizer vocab and merges inside,
  *     linear and conv weights optionally Q8_0 / Q4_0 (see sd_tensor.layout).
  *   An optional TAESD decoder comes from a second path (a diffusers
- *   AutoencoderTiny folder or its .safetensors), or from the same GGUF.
+ *   AutoencoderTiny folder or its .safetensors), or from the same GGUF
+ *   (a second path given replaces the GGUF's).
  *
  * Canonical names are diffusers' state-dict keys with a component prefix:
  *   "text_encoder." + transformers CLIPTextModel keys
@@ -93,5 +94,8 @@ void sd_weights_release(const sd_weights *w, const char *prefix);
 
 /* Bytes of tensor data under prefix ("" = all), as stored. */
 uint64_t sd_weights_bytes(const sd_weights *w, const char *prefix);
+/* Elements (parameters) of the tensors under prefix ("" = all), from
+ * their logical shapes (sd_weights_count.c). */
+int64_t sd_weights_params(const sd_weights *w, const char *prefix);
 
 #endif

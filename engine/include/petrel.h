@@ -387,6 +387,200 @@ pt_status pt_generate(pt_context *ctx, pt_sampler *sampler,
                       const pt_generate_params *params, pt_token *out_tokens,
                       pt_generate_stats *stats, pt_error *err);
 
+/* ---- image models ------------------------------------------------------ */
+
+/* A Stable-Diffusion-style text-to-image model (SD 1.x, SD 2.x, SD-Turbo
+ * and petrel's demo model): CLIP text encoder, UNet, VAE decoder and
+ * optionally the TAESD tiny decoder. Loaded from a diffusers folder, a
+ * single-file LDM checkpoint (.safetensors) or petrel's image GGUF.
+ *
+ * Memory: the UNet's weights are prepared at load; the text encoder is
+ * prepared for the encoding of each generation and freed right after it,
+ * the VAE (or TAESD) decoder only for the decode stage; their file pages
+ * are given back to the kernel after use (they stay mapped).
+ *
+ * Threading: a pt_image_model runs one generation at a time (its owner's
+ * thread); the cancel flag may be set from any thread. Its work runs on
+ * the pt_threadpool given at load (taking its turn with the LLM's users),
+ * or on a private pool. Results do not depend on the thread count or on
+ * the CPU kernel variant: a seed gives the same pixels everywhere. */
+typedef struct pt_image_model pt_image_model;
+
+/* How to load an image model; versioned by `size` exactly as
+ * pt_model_params (fields are only appended). */
+typedef struct pt_image_model_params {
+    size_t size;                  /* sizeof(pt_image_model_params), set by the defaults */
+    const char *cpu;              /* kernel variant, as pt_model_params.cpu */
+    pt_threadpool *threadpool;    /* NULL: a private pool of n_threads */
+    int n_threads;                /* private pool size; 0 = one per online core */
+    /* Weight policy for linear and convolution weights: NULL or "auto" =
+     * as stored (F32/F16/BF16 from safetensors, or the GGUF's types);
+     * "f16" converts them to F16, "q8_0" / "q4_0" quantize them at load.
+     * Norms and biases stay F32. Anything else is PT_ERR_ARG. */
+    const char *weights;
+    const char *taesd_path;       /* TAESD decoder (folder or .safetensors); NULL: none,
+                                   * unless the model file carries one */
+    const char *tokenizer_path;   /* folder with vocab.json + merges.txt, for single
+                                   * files that carry no tokenizer; NULL: the model's */
+    pt_load_progress_fn progress; /* bytes of UNet weights prepared; NULL: none */
+    void *progress_user;
+} pt_image_model_params;
+
+pt_image_model_params pt_image_model_default_params(void);
+
+/* params NULL: the defaults. A missing file, tensor or wrong shape is a
+ * one-line error naming it. */
+pt_status pt_image_model_load(const char *path, const pt_image_model_params *params,
+                              pt_image_model **out, pt_error *err);
+void pt_image_model_free(pt_image_model *model);
+
+typedef struct pt_image_model_info {
+    const char *family;       /* "sd1", "sd2", "demo" */
+    const char *prediction;   /* "epsilon" or "v" */
+    const char *weights;      /* linear/conv weights as they run: "F32", "F16", "Q8_0", ... */
+    const char *kernels;      /* CPU kernel variant ("avx2", "ref", ...) */
+    int default_width, default_height; /* the UNet's training size (sample_size * 8) */
+    int latent_channels;      /* 4 */
+    int text_hidden;          /* CLIP hidden size (768, 1024) */
+    int text_layers;          /* CLIP layers */
+    int clip_skip;            /* the model's default (1 last layer, 2 penultimate) */
+    int unet_levels;          /* resolution levels of the UNet */
+    int unet_channels[4];     /* block_out_channels (0 past unet_levels) */
+    /* Parameters (elements) and bytes as stored of each part; 0 when absent. */
+    int64_t n_params_text, n_params_unet, n_params_vae, n_params_taesd;
+    uint64_t bytes_text, bytes_unet, bytes_vae, bytes_taesd;
+    bool has_taesd;           /* a TAESD decoder was loaded */
+    bool has_vae_encoder;     /* the VAE's encoder is present (image-to-image, later) */
+} pt_image_model_info;
+
+void pt_image_model_get_info(const pt_image_model *model, pt_image_model_info *info);
+
+/* The samplers: each equals diffusers' scheduler of the same name. */
+typedef enum pt_image_sampler {
+    PT_IMAGE_EULER = 0,    /* EulerDiscreteScheduler */
+    PT_IMAGE_EULER_A,      /* EulerAncestralDiscreteScheduler */
+    PT_IMAGE_DPMPP_2M,     /* DPMSolverMultistepScheduler, dpmsolver++ order 2, Karras sigmas */
+    PT_IMAGE_DDIM,         /* DDIMScheduler, eta 0 */
+    PT_IMAGE_LCM,          /* LCMScheduler (1-4 steps; SD-Turbo at cfg 1) */
+    PT_IMAGE_SAMPLER_COUNT
+} pt_image_sampler;
+
+/* "euler", "euler_a", "dpmpp_2m", "ddim", "lcm"; "?" out of range. */
+const char *pt_image_sampler_name(pt_image_sampler s);
+/* The name as A1111 and other SD tools write it in a PNG's parameters:
+ * "Euler", "Euler a", "DPM++ 2M Karras", "DDIM", "LCM"; "?" out of range. */
+const char *pt_image_sampler_title(pt_image_sampler s);
+/* The sampler of a pt_image_sampler_name name (exact, lower case); false
+ * when unknown. */
+bool pt_image_sampler_parse(const char *name, pt_image_sampler *out);
+
+/* RGB8 pixels: row y starts at pixels + y * stride; 3 bytes per pixel. */
+typedef struct pt_image {
+    int width, height;
+    size_t stride;            /* bytes per row (>= 3 * width) */
+    uint8_t *pixels;          /* malloc'd by the engine: free with pt_image_free */
+} pt_image;
+
+/* Free the pixels and zero the struct; NULL or an empty image is a no-op. */
+void pt_image_free(pt_image *img);
+
+/* One progress report, after each sampler step. */
+typedef struct pt_image_progress {
+    int step, total;          /* steps done (1..total) and all steps */
+    double elapsed;           /* seconds since pt_image_generate began */
+    /* A cheap look at the picture forming: the current latent through the
+     * usual linear latent-to-RGB approximation, at latent size (width/8 x
+     * height/8). Owned by the engine, valid during the call only. */
+    const pt_image *preview;
+} pt_image_progress;
+
+/* Called on the generating thread. Cancel through pt_image_params.cancel. */
+typedef void (*pt_image_progress_fn)(void *user, const pt_image_progress *p);
+
+/* Ancestral noise for sampler step `step` (0-based): fill noise[0..n) with
+ * N(0,1) values in NCHW order ([channels][h/8][w/8] of the latent). For
+ * tests that replay a reference run; NULL: the seeded generator. */
+typedef void (*pt_image_noise_fn)(void *user, int step, float *noise, size_t n);
+
+/* What to generate; versioned by `size` as pt_model_params. */
+typedef struct pt_image_params {
+    size_t size;              /* sizeof(pt_image_params), set by the defaults */
+    const char *prompt;       /* UTF-8, at most PT_IMAGE_MAX_PROMPT bytes (CLIP keeps
+                               * the first 75 tokens) */
+    const char *negative;     /* NULL or "": the empty prompt (as diffusers) */
+    int steps;                /* 1..1000 (default 20) */
+    float cfg;                /* guidance scale, finite, 0..100 (default 7.5); <= 1
+                               * runs the UNet on the prompt alone (as diffusers) */
+    uint64_t seed;            /* every value is used as given */
+    int width, height;        /* multiples of 64 in 64..2048; 0: the model's default */
+    pt_image_sampler sampler; /* default PT_IMAGE_EULER */
+    /* 0: the model's own layer; 1: the last CLIP layer; 2: the
+     * penultimate (A1111's count: diffusers' clip_skip + 1). As diffusers'
+     * StableDiffusionPipeline does, it applies to the prompt; the negative
+     * prompt keeps the model's own layer. */
+    int clip_skip;
+    bool use_taesd;           /* decode with TAESD (the model must have one) */
+    pt_image_progress_fn progress; /* NULL: no reports */
+    void *progress_user;
+    const atomic_bool *cancel; /* NULL, or read between stages and steps */
+    /* Initial noise: NULL (drawn from the seed), or [4][height/8][width/8]
+     * N(0,1) floats, NCHW, as diffusers' `latents` argument (scaled by the
+     * sampler's initial sigma like the drawn noise). For tests. */
+    const float *init_latent;
+    pt_image_noise_fn noise_fn; /* NULL: ancestral noise from the seed */
+    void *noise_user;
+    /* NULL, or room for [4][height/8][width/8] floats (NCHW) that receive
+     * the final latent, before decoding. For tests. */
+    float *out_latent;
+} pt_image_params;
+
+#define PT_IMAGE_MAX_PROMPT 65536
+#define PT_IMAGE_MIN_SIZE 64
+#define PT_IMAGE_MAX_SIZE 2048
+
+pt_image_params pt_image_default_params(void);
+
+/* Generate one image into *out (width x height RGB8; out is zeroed first
+ * and left empty on failure). Stages: tokenize, text encode (prompt and
+ * negative in one batch), sampling (cond and uncond in one UNet pass per
+ * step), decode (VAE, or TAESD), conversion to 8 bits as diffusers does.
+ * A set cancel flag stops at the next stage or step boundary with
+ * PT_ERR_CANCELLED; everything the call allocated is freed. Bad params are
+ * PT_ERR_ARG with a one-line message. */
+pt_status pt_image_generate(pt_image_model *model, const pt_image_params *params, pt_image *out,
+                            pt_error *err);
+
+/* Stages of a generation, for the stats. */
+typedef enum pt_image_stage {
+    PT_IMAGE_STAGE_LOAD = 0,  /* pt_image_model_load: UNet weights prepared */
+    PT_IMAGE_STAGE_TEXT,      /* text encoder prepared, run, freed */
+    PT_IMAGE_STAGE_SAMPLE,    /* the sampler loop (UNet passes) */
+    PT_IMAGE_STAGE_DECODE,    /* VAE or TAESD decode */
+    PT_IMAGE_STAGE_COUNT
+} pt_image_stage;
+
+/* "load", "text", "sample", "decode"; "?" out of range. */
+const char *pt_image_stage_name(pt_image_stage s);
+
+/* Timings and memory of the last pt_image_generate (the load's too). */
+typedef struct pt_image_stats {
+    double load_seconds;      /* pt_image_model_load */
+    double text_seconds;      /* tokenize + text encoder (prepare, run, free) */
+    double decode_seconds;    /* VAE or TAESD decode */
+    bool decoded_with_taesd;
+    int n_steps;              /* sampler steps run (fewer when cancelled) */
+    double sample_seconds;    /* all steps */
+    /* Each step's seconds (UNet pass + sampler update), n_steps values;
+     * owned by the model, valid until its next generation. */
+    const double *step_seconds;
+    /* Bytes the engine holds (prepared weights + activations + scratch)
+     * at the end of each stage, and their peak during it. */
+    uint64_t current_bytes[PT_IMAGE_STAGE_COUNT];
+    uint64_t peak_bytes[PT_IMAGE_STAGE_COUNT];
+} pt_image_stats;
+
+void pt_image_get_stats(const pt_image_model *model, pt_image_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

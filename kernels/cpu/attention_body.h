@@ -169,6 +169,25 @@ AT INLINE void AN(accumulate)(float *acc, const int NQ, const float *c, const fl
             AN_STORE(acc + (size_t)j * D + d, a);
         }
     }
+#ifdef AN_HALF
+    /* 8 of the last dimensions with 8-lane vectors: the same lane-wise
+     * operations as the scalar tail below (head sizes of 40, 72, ...) */
+    for (; d + 8 <= D; d += 8) {
+        A_UNROLL
+        for (int j = 0; j < NQ; j++) {
+            AN_HALF(hf) a;
+            memcpy(&a, acc + (size_t)j * D + d, sizeof a);
+            if (c[j] != 1.0f) a *= c[j];
+            for (int i = 0; i < n; i++) {
+                AN_HALF(hf) vv;
+                memcpy(&vv, v + i * vs + d, sizeof vv);
+                const float ei = e[j * PT_ATTN_BK + i];
+                a = AN_HALF_FMA(((AN_HALF(hf)){ei, ei, ei, ei, ei, ei, ei, ei}), vv, a);
+            }
+            memcpy(acc + (size_t)j * D + d, &a, sizeof a);
+        }
+    }
+#endif
     for (; d < D; d++)
         A_UNROLL
         for (int j = 0; j < NQ; j++) {
@@ -194,6 +213,7 @@ AT static void AN(accumulate_any)(float *acc, int nq, const float *c, const floa
     }
 }
 
+#ifndef A_FULL_ONLY
 AT static void AN(attn)(float *out, int64_t out_stride, const float *q, int64_t q_stride, int n_tok,
                         int n_head, const float *kt, int64_t kbs, const float *v, int64_t vs, int p0,
                         int D, float scale, float *scratch) {
@@ -265,6 +285,81 @@ AT static void AN(attn)(float *out, int64_t out_stride, const float *q, int64_t 
             for (int d = 0; d < D; d++) o[d] = a[d] * inv;
         }
 }
+
+#endif /* A_FULL_ONLY */
+
+#ifndef A_CAUSAL_ONLY
+/* Non-causal attention (image_ops.h pt_attn_full): n_q queries of one
+ * head, each attending to all n_kv keys, in tiles of ATTN_QT queries (so
+ * a tile's accumulators stay in L1 while the key and value blocks stream
+ * past) and groups of QMAX queries sharing each key and value load. Per
+ * query the operations are the causal kernel's with every lane of block
+ * b valid while b * BK + lane < n_kv, so neither the tile nor the group
+ * changes a result. scratch: the causal layout for a tile. */
+AT static void AN(attn_full)(float *out, int64_t out_stride, const float *q, int64_t q_stride,
+                             int n_q, const float *kt, int64_t kbs, const float *v, int64_t vs,
+                             int n_kv, int D, float scale, float *scratch) {
+    AN(vi) lanes[NV]; /* lane numbers 0..15 */
+    A_UNROLL
+    for (int k = 0; k < NV; k++)
+        for (int i = 0; i < AW; i++) lanes[k][i] = k * AW + i;
+
+    for (int t0 = 0; t0 < n_q; t0 += ATTN_QT) {
+        const int nq = n_q - t0 < ATTN_QT ? n_q - t0 : ATTN_QT;
+        float *m = scratch;                       /* [nq] running max */
+        float *l = m + nq;                        /* [nq][BK] per-lane sums */
+        float *acc = l + (size_t)nq * PT_ATTN_BK; /* [nq][D] */
+        float *e = acc + (size_t)nq * D;          /* [QMAX][BK] */
+        for (int i = 0; i < nq; i++) m[i] = -INFINITY;
+        memset(l, 0, (size_t)nq * PT_ATTN_BK * sizeof(float));
+        memset(acc, 0, (size_t)nq * D * sizeof(float));
+        for (int j0 = 0; j0 < n_kv; j0 += PT_ATTN_BK) {
+            const float *kb = kt + (int64_t)(j0 / PT_ATTN_BK) * kbs;
+            const float *vb = v + (int64_t)j0 * vs;
+            const int nv = n_kv - j0 < PT_ATTN_BK ? n_kv - j0 : PT_ATTN_BK;
+            for (int g0 = 0; g0 < nq; g0 += QMAX) {
+                const int nh = nq - g0 < QMAX ? nq - g0 : QMAX;
+                const float *qs[QMAX];
+                for (int j = 0; j < nh; j++) qs[j] = q + (int64_t)(t0 + g0 + j) * q_stride;
+                AN(vf) s[QMAX][NV];
+                AN(scores_any)(qs, nh, kb, D, scale, s);
+                float c[QMAX];
+                for (int j = 0; j < nh; j++) {
+                    const int iq = g0 + j;
+                    float bm = -INFINITY;
+                    A_UNROLL
+                    for (int k = 0; k < NV; k++) {
+                        if (nv < PT_ATTN_BK) s[j][k] = AN_SELECT(lanes[k] < nv, s[j][k], AN(splat)(-INFINITY));
+                        const float mk = AN(hmax)(&s[j][k]);
+                        bm = mk > bm ? mk : bm;
+                    }
+                    const float mn = bm > m[iq] ? bm : m[iq];
+                    c[j] = mn == m[iq] ? 1.0f : exp_nonpos(m[iq] - mn);
+                    float *li = l + (size_t)iq * PT_ATTN_BK;
+                    A_UNROLL
+                    for (int k = 0; k < NV; k++) {
+                        const AN(vf) sm = s[j][k] - mn;
+                        const AN(vf) ev = AN(exp_nonpos)(&sm);
+                        AN_STORE(li + k * AW, AN_FMA(AN(load)(li + k * AW), AN(splat)(c[j]), ev));
+                        AN_STORE(e + j * PT_ATTN_BK + k * AW, ev);
+                    }
+                    m[iq] = mn;
+                }
+                AN(accumulate_any)(acc + (size_t)g0 * D, nh, c, e, nv, vb, vs, D);
+            }
+        }
+        for (int i = 0; i < nq; i++) {
+            const float *li = l + (size_t)i * PT_ATTN_BK;
+            float sum = 0.0f;
+            for (int k = 0; k < PT_ATTN_BK; k++) sum += li[k];
+            const float inv = 1.0f / sum;
+            float *o = out + (int64_t)(t0 + i) * out_stride;
+            const float *a = acc + (size_t)i * D;
+            for (int d = 0; d < D; d++) o[d] = a[d] * inv;
+        }
+    }
+}
+#endif /* A_CAUSAL_ONLY */
 
 #undef NV
 #undef AN_STORE

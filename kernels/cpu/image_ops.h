@@ -26,24 +26,44 @@
  * each). Then mean = sum / n, var = sq / n - mean^2 (biased, as torch),
  * and pt_groupnorm_apply writes pixels [p0, p1):
  *   y = (x - mean[g]) * rstd[g] * gamma[ch] + beta[ch],  rstd = 1/sqrt(var + eps)
- * followed by silu(y) = y / (1 + exp(-y)) when silu. y may alias x. */
+ * followed by silu(y) = y / (1 + exp(-y)) when silu. y may alias x.
+ * Operation order (every variant, bitwise): per channel ch of group g,
+ *   s = rstd[g] * gamma[ch],  y = (x - mean[g]) * s + beta[ch]
+ * (two roundings, not fused; gamma NULL: s = rstd[g]; beta NULL: + 0),
+ * then silu with petrel's exp (image_ops_impl.h). */
 void pt_groupnorm_sums(const float *x, int64_t p0, int64_t p1, int c, int groups, double *sum,
                        double *sq);
 void pt_groupnorm_apply(const pt_cpu *cpu, float *y, const float *x, int64_t p0, int64_t p1, int c,
                         int groups, const float *mean, const float *rstd, const float *gamma,
                         const float *beta, bool silu);
-/* The whole op in one call (the oracle). */
+/* mean[g] and rstd[g] of groups of n values each from the sums above:
+ * mean = sum / n, var = sq / n - mean^2 in double (clamped at 0),
+ * mean[g] = (float)mean, rstd[g] = (float)(1 / sqrt(var + eps)). The
+ * sums depend on how pixels were split into pt_groupnorm_sums calls (double
+ * rounding): split at fixed boundaries, not by thread count, and add the
+ * partial sums in a fixed order to get the same result on any thread count. */
+void pt_groupnorm_stats(const double *sum, const double *sq, int groups, int64_t n, float eps,
+                        float *mean, float *rstd);
+/* The whole op in one call (the oracle): pt_groupnorm_sums over all pixels
+ * in one call, pt_groupnorm_stats, then the apply's operations (below). */
 void pt_groupnorm_ref(float *y, const float *x, int64_t n_pix, int c, int groups,
                       const float *gamma, const float *beta, float eps, bool silu);
 
 /* LayerNorm of each of n_rows rows of n values (mean and variance in
- * double): y = (x - mean) / sqrt(var + eps) * gamma + beta. y may alias x. */
+ * double): y = (x - mean) / sqrt(var + eps) * gamma + beta. y may alias x.
+ * Operation order (every variant, bitwise): mean and the biased variance
+ * sum((x - mean)^2) / n by sequential sums in double, m = (float)mean,
+ * r = (float)(1 / sqrt(var + eps)), y = ((x - m) * r) * gamma[i] + beta[i]
+ * (not fused; gamma NULL: * 1, beta NULL: + 0). */
 void pt_layernorm(const pt_cpu *cpu, float *y, const float *x, int64_t n_rows, int n,
                   const float *gamma, const float *beta, float eps);
 void pt_layernorm_ref(float *y, const float *x, int64_t n_rows, int n, const float *gamma,
                       const float *beta, float eps);
 
 /* ---- activations (in place, n values) --------------------------------- */
+/* Every variant performs image_ops_impl.h's scalar operations lane by lane
+ * (petrel's own exp; gelu's erf by Abramowitz & Stegun 7.1.26, absolute
+ * error below 1.5e-7), so all are bitwise equal to the references. */
 
 void pt_silu_inplace(const pt_cpu *cpu, float *x, int64_t n);       /* x / (1 + exp(-x)) */
 void pt_gelu_inplace(const pt_cpu *cpu, float *x, int64_t n);       /* 0.5 x (1 + erf(x / sqrt 2)) */
@@ -97,9 +117,13 @@ void pt_upsample2x_hwc(float *y, const float *x, int h, int w, int c);
  *   value j:  v + j * v_stride
  *   output i: out + i * out_stride
  * scratch: pt_attn_scratch_floats(n_q, head_dim) floats. The variant comes
- * from cpu->variant (NULL: plain C); results of the variants agree as
- * attention.h states for the causal kernel, and a query's result does not
- * depend on which tile of queries it is computed in. */
+ * from cpu->variant (NULL: plain C). The computation is attention.h's with
+ * every key lane j < n_kv valid and EVERY a * b + c fused, in all
+ * variants (AVX-512, AVX2, the plain 4-lane SSE+FMA3 / NEON build and
+ * scalar fmaf code where neither exists), so results are bitwise equal
+ * across variants (unlike the causal kernel's plain build), and a query's
+ * result does not depend on which tile of queries it is computed in.
+ * n_kv == 0 gives zeros. */
 void pt_attn_full(const pt_cpu *cpu, float *out, int64_t out_stride, const float *q,
                   int64_t q_stride, int n_q, const float *kt, int64_t kt_block_stride,
                   const float *v, int64_t v_stride, int n_kv, int head_dim, float scale,

@@ -327,3 +327,8 @@ void pt_qmatmul(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, in
     if (r0 >= r1 || x->n_tok <= 0) return;
     w->fn(w, x, y, r0, r1, scratch);
 }
+
+bool pt_qmatmul_ref_type(uint32_t type, int64_t cols) {
+    return (type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q8_0) && cols > 0 &&
+           cols % PT_QACT_BLOCK == 0;
+}

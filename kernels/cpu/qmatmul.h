@@ -146,5 +146,8 @@ size_t pt_qmatmul_scratch_bytes(const pt_cpu *cpu, int64_t cols);
  * the tests; slow). Types Q4_0, Q4_1, Q8_0. */
 void pt_qmatmul_ref(uint32_t type, const void *w, int64_t rows, int64_t cols, const pt_qact *x,
                     float *y, int64_t r0, int64_t r1);
+/* Whether pt_qmatmul_ref takes this type and column count (Q4_0, Q4_1,
+ * Q8_0 with cols a multiple of 32). */
+bool pt_qmatmul_ref_type(uint32_t type, int64_t cols);
 
 #endif

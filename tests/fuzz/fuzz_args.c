@@ -1,7 +1,7 @@
 /*
  * fuzz_args.c — the command-line option parsers. The input is split at NUL
  * bytes into argv. When the first field names a subcommand (run, chat,
- * tokenize, info, bench) that command runs as main() would call it, with
+ * tokenize, info, bench, imagine) that command runs as main() would call it, with
  * its own option loop; whatever it parses, loading a model fails at once,
  * because HOME and XDG_DATA_HOME point at a directory that does not exist
  * and stdin is /dev/null. Otherwise the fields go through the shared
@@ -63,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     argv[argc] = NULL;
     static const struct { const char *name; int (*run)(int, char **); } cmds[] = {
         {"run", cmd_run}, {"chat", cmd_chat}, {"tokenize", cmd_tokenize}, {"info", cmd_info}, {"bench", cmd_bench},
+        {"imagine", cmd_imagine},
     };
     int which = -1;
     for (int c = 0; argc > 1 && c < (int)(sizeof cmds / sizeof cmds[0]); c++)
