@@ -538,7 +538,7 @@ def report(a, runs, meta, macs, int8):
         f"- model: random SD1.5-shaped F16 single-file LDM checkpoint (tools/make_sd15_random.py), random TAESD; "
         f"CLIP vocabulary from sd.cpp's sources (bench/sdcpp_vocab.py)",
         f"- generation: prompt \"{a.prompt}\", empty negative, -t {a.threads}, CFG {a.cfg}, Euler, {a.steps} steps, "
-        f"seed {a.seed}; {a.rounds} rounds alternating (order flipped each round); every figure is the mean ± sd "
+        f"seed {a.seed}; {a.rounds} round{'' if a.rounds == 1 else 's'} alternating (order flipped each round); every figure is the mean ± sd "
         f"over rounds",
         "",
         "### Speed and memory",
