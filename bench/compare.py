@@ -727,13 +727,27 @@ def report(a, results, meta):
     return table + "\n\n" + "\n".join(rss_lines), "\n".join(doc)
 
 
-def other_machines(path, cpu):
-    """The sections of an existing report that were run on another CPU: a
-    new run replaces the sections of its own machine and keeps the rest."""
+# RESULTS.md's image part (bench/sd_compare.py, issue 11) starts at this
+# heading, below the LLM sections; this script keeps it as it is.
+IMAGE_HEAD = "# petrel imagine vs stable-diffusion.cpp"
+
+
+def split_image_part(path):
+    """(the LLM part of an existing report, its image part or "")."""
     try:
         with open(path) as f:
             text = f.read()
     except OSError:
+        return "", ""
+    i = text.find("\n" + IMAGE_HEAD)
+    return (text, "") if i < 0 else (text[:i + 1], text[i + 1:])
+
+
+def other_machines(path, cpu):
+    """The sections of an existing report that were run on another CPU: a
+    new run replaces the sections of its own machine and keeps the rest."""
+    text = split_image_part(path)[0]
+    if not text:
         return []
     sections = text.split("\n## Run of ")[1:]
     return ["## Run of " + sec.rstrip("\n") + "\n" for sec in sections if f"- machine: {cpu} (" not in sec]
@@ -798,13 +812,14 @@ def main():
         json.dump({"meta": meta, "args": vars(a), "results": results}, f, indent=1)
     log(f"raw results: {raw_path}")
     if a.results:
-        if a.append and os.path.exists(a.results):
-            with open(a.results, "a") as f:
-                f.write("\n" + doc)
-        else:
-            kept = other_machines(a.results, meta["cpu"])  # read before "w" empties the file
+        llm, image = split_image_part(a.results)  # read before "w" empties the file
+        if a.append and llm:
             with open(a.results, "w") as f:
-                f.write(RESULTS_HEAD + doc + "".join("\n" + sec for sec in kept))
+                f.write(llm.rstrip("\n") + "\n\n" + doc + ("\n" + image if image else ""))
+        else:
+            kept = other_machines(a.results, meta["cpu"])
+            with open(a.results, "w") as f:
+                f.write(RESULTS_HEAD + doc + "".join("\n" + sec for sec in kept) + ("\n" + image if image else ""))
         log(f"wrote {a.results}")
 
 
