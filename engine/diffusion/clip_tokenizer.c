@@ -116,7 +116,9 @@ static int32_t sym_intern2(sd_clip_tokenizer *t, const char *s, size_t n, const 
         if (!off || !len || !voc) goto done;
         t->cap_sym = cap;
     }
-    if (t->arena_len + total > t->arena_cap) {
+    /* !t->arena: the first symbol may be the empty string (vocab.json key
+     * ""), whose copy below must still get a real pointer */
+    if (t->arena_len + total > t->arena_cap || !t->arena) {
         size_t cap = t->arena_cap ? t->arena_cap : 4096;
         while (cap < t->arena_len + total) cap *= 2;
         char *a = realloc(t->arena, cap);
@@ -171,11 +173,20 @@ static pt_status load_vocab(sd_clip_tokenizer *t, const char *json, size_t len, 
         return pt_fail(err, PT_ERR_FORMAT, "vocab.json: not a JSON object");
     }
     pt_status st = PT_OK;
+    /* Ids index an array of n_vocab entries, so they must be dense-ish: a
+     * real vocab.json numbers its keys 0..n-1. An id at or past the number
+     * of keys would make one hostile entry cost gigabytes. */
+    int64_t n_keys = 0;
+    for (const cJSON *e = root->child; e; e = e->next) n_keys++;
     for (const cJSON *e = root->child; e; e = e->next) {
         double v = e->valuedouble;
-        if (!cJSON_IsNumber(e) || !(v >= 0 && v <= INT32_MAX) || v != (double)(int32_t)v) {
-            st = pt_fail(err, PT_ERR_FORMAT, "vocab.json: the id of \"%.40s\" is not an integer 0..2^31-1",
-                         e->string ? e->string : "");
+        if (!cJSON_IsNumber(e) || !(v >= 0 && v < (double)n_keys) || v != (double)(int32_t)v) {
+            /* the key escaped: the message stays one line whatever it holds */
+            char key[64];
+            const char *k = e->string ? e->string : "";
+            pt_escape_text(k, strnlen(k, 40), key, sizeof key);
+            st = pt_fail(err, PT_ERR_FORMAT, "vocab.json: the id of \"%s\" is not an integer "
+                         "0..%lld (one per key)", key, (long long)n_keys - 1);
             break;
         }
         int32_t s = sym_intern2(t, e->string, strlen(e->string), NULL, 0);
