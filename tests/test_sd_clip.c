@@ -27,20 +27,10 @@
 #include "sd_fixture.h"
 
 #include "clip_encoder.h"
+#include "sd_test.h"
 #include "sd_weights.h"
 
 #include <math.h>
-
-static sd_runtime *new_rt(int threads, sd_weight_policy policy) {
-    sd_runtime_params p = {NULL, NULL, threads, policy};
-    sd_runtime *rt = NULL;
-    pt_error err = {0};
-    if (sd_rt_new(&p, &rt, &err) != PT_OK) {
-        fprintf(stderr, "sd_rt_new: %s\n", err.msg);
-        exit(1);
-    }
-    return rt;
-}
 
 /* Encode the fixture's ids with model `dir` at clip skip `skip`. */
 static float *encode(const char *dir, int skip, int threads, sd_weight_policy policy,
@@ -53,7 +43,7 @@ static float *encode(const char *dir, int skip, int threads, sd_weight_policy po
     }
     sd_clip_config cfg = sd_weights_config(w)->clip;
     cfg.skip = skip;
-    sd_runtime *rt = new_rt(threads, policy);
+    sd_runtime *rt = sdt_runtime(NULL, threads, policy);
     sd_clip *m = NULL;
     pt_status st = sd_clip_load(w, &cfg, rt, &m, &err);
     CHECK(st == PT_OK, "sd_clip_load %s: %s", dir, err.msg);
@@ -75,17 +65,8 @@ static float *encode(const char *dir, int skip, int threads, sd_weight_policy po
 }
 
 static void compare(const char *what, const float *got, const float *ref, int64_t n, bool exact_path) {
-    double amax = 0, emax = 0, se = 0, sr = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const double e = (double)got[i] - ref[i];
-        amax = fmax(amax, fabs(ref[i]));
-        emax = fmax(emax, fabs(e));
-        se += e * e;
-        sr += (double)ref[i] * ref[i];
-    }
-    const double rel_rms = sqrt(se / sr), psnr = 10 * log10(amax * amax / (se / (double)n));
-    printf("%s: max err %.3g (max |ref| %.3g), rel rms %.3g, psnr %.1f dB\n", what, emax, amax,
-           rel_rms, psnr);
+    const sdt_err r = sdt_compare(what, got, ref, n);
+    const double emax = r.max_err, amax = r.max_ref, rel_rms = r.rel_rms, psnr = r.psnr;
     if (exact_path)
         CHECK(emax <= 1e-4 * amax, "%s: max error %g > 1e-4 * %g", what, emax, amax);
     else

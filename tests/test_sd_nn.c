@@ -17,6 +17,7 @@
 #include "image_ops.h"
 #include "quant.h"
 #include "sd_nn.h"
+#include "sd_test.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -33,17 +34,6 @@ static float frand(void) {
 }
 static void fill(float *x, size_t n, float scale) {
     for (size_t i = 0; i < n; i++) x[i] = frand() * scale;
-}
-
-static sd_runtime *new_rt(int threads, sd_weight_policy policy) {
-    sd_runtime_params p = {NULL, NULL, threads, policy};
-    sd_runtime *rt = NULL;
-    pt_error err = {0};
-    if (sd_rt_new(&p, &rt, &err) != PT_OK) {
-        fprintf(stderr, "sd_rt_new: %s\n", err.msg);
-        exit(1);
-    }
-    return rt;
 }
 
 static sd_tensor f32_tensor(const float *data, int n_dims, int64_t a, int64_t b, int64_t c,
@@ -149,7 +139,7 @@ static void test_conv_case(const conv_case *cc, sd_weight_policy policy) {
     int64_t k_pad = 0;
     bool packed = false;
     for (int t = 0; t < 2; t++) {
-        sd_runtime *rt = new_rt(threads[t], policy);
+        sd_runtime *rt = sdt_runtime(NULL, threads[t], policy);
         sd_conv c;
         pt_error err = {0};
         pt_status st = sd_conv_init(rt, &tw, &tb, "test.conv", cc->c_in, cc->c_out, cc->k,
@@ -252,7 +242,7 @@ static void test_linear(void) {
     fill(x, (size_t)in * n, 3.0f);
     const sd_tensor tw = f32_tensor(w, 2, out, in, 1, 1), tb = f32_tensor(b, 1, out, 1, 1, 1);
     for (int pol = 0; pol < 2; pol++) {
-        sd_runtime *rt = new_rt(2, pol ? SD_WEIGHTS_Q8_0 : SD_WEIGHTS_STORED);
+        sd_runtime *rt = sdt_runtime(NULL, 2, pol ? SD_WEIGHTS_Q8_0 : SD_WEIGHTS_STORED);
         sd_linear l;
         pt_error err = {0};
         CHECK(sd_linear_init(rt, &tw, &tb, "lin", in, out, &l, &err) == PT_OK, "%s", err.msg);
@@ -308,7 +298,7 @@ static void test_groupnorm(void) {
         float *ys[2] = {y1, y3};
         const int threads[2] = {1, 3};
         for (int t = 0; t < 2; t++) {
-            sd_runtime *rt = new_rt(threads[t], SD_WEIGHTS_STORED);
+            sd_runtime *rt = sdt_runtime(NULL, threads[t], SD_WEIGHTS_STORED);
             sd_norm nm = {g, b, c, groups, 1e-5f};
             pt_error err = {0};
             sd_rt_begin(rt);
@@ -346,7 +336,7 @@ static void test_mha(void) {
         float *os[2] = {o1, o3};
         const int threads[2] = {1, 3};
         for (int t = 0; t < 2; t++) {
-            sd_runtime *rt = new_rt(threads[t], SD_WEIGHTS_STORED);
+            sd_runtime *rt = sdt_runtime(NULL, threads[t], SD_WEIGHTS_STORED);
             pt_error err = {0};
             sd_rt_begin(rt);
             CHECK(sd_mha_run(rt, os[t], qq, k, v, n_seq, nqq, n_kv, heads, D, causal, &err) == PT_OK,
@@ -371,7 +361,7 @@ static void test_mha(void) {
         CHECK(worst <= 1e-5, "attention%s: max error %g", causal ? " (causal)" : "", worst);
     }
     pt_error err = {0};
-    sd_runtime *rt = new_rt(1, SD_WEIGHTS_STORED);
+    sd_runtime *rt = sdt_runtime(NULL, 1, SD_WEIGHTS_STORED);
     CHECK(sd_mha_run(rt, o1, q, k, v, 1, 3, 4, 1, D, true, &err) == PT_ERR_ARG,
           "causal attention with n_q != n_kv accepted");
     sd_rt_free(rt);
@@ -381,7 +371,7 @@ static void test_mha(void) {
 /* ---- small exact ops ------------------------------------------------------------- */
 
 static void test_exact_ops(void) {
-    sd_runtime *rt = new_rt(3, SD_WEIGHTS_STORED);
+    sd_runtime *rt = sdt_runtime(NULL, 3, SD_WEIGHTS_STORED);
     const int n = 2, h = 3, w = 5, c = 3;
     float x[2 * 3 * 5 * 3], up[2 * 6 * 10 * 3], cat[2 * 15 * 5];
     fill(x, sizeof x / sizeof x[0], 1.0f);

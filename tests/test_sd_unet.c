@@ -27,23 +27,15 @@
 #include "check.h"
 #include "sd_fixture.h"
 
+#include "sd_test.h"
 #include "sd_weights.h"
 #include "unet.h"
 
 #include <math.h>
 
 static void compare(const char *what, const float *got, const float *ref, int64_t n, bool exact) {
-    double amax = 0, emax = 0, se = 0, sr = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const double e = (double)got[i] - ref[i];
-        amax = fmax(amax, fabs(ref[i]));
-        emax = fmax(emax, fabs(e));
-        se += e * e;
-        sr += (double)ref[i] * ref[i];
-    }
-    const double rel = sqrt(se / sr), psnr = 10 * log10(amax * amax / (se / (double)n));
-    printf("%s: max err %.3g (max |ref| %.3g), rel rms %.3g, psnr %.1f dB\n", what, emax, amax, rel,
-           psnr);
+    const sdt_err r = sdt_compare(what, got, ref, n);
+    const double emax = r.max_err, amax = r.max_ref, rel = r.rel_rms, psnr = r.psnr;
     if (exact)
         CHECK(emax <= 1e-4 * amax, "%s: max error %g > 1e-4 * %g", what, emax, amax);
     else

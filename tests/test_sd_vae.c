@@ -44,6 +44,7 @@
 #include "quant.h"
 #include "safetensors.h"
 #include "sd_nn.h"
+#include "sd_test.h"
 #include "sd_weights.h"
 #include "taesd.h"
 #include "vae.h"
@@ -231,17 +232,6 @@ static float *decode_ref(const float *lat, int h, int w) {
 
 /* ---- the tests ------------------------------------------------------------ */
 
-static sd_runtime *new_rt(sd_weight_policy policy, const char *cpu) {
-    sd_runtime_params p = {.cpu = cpu, .threadpool = NULL, .n_threads = 2, .policy = policy};
-    sd_runtime *rt = NULL;
-    pt_error err = {0};
-    if (sd_rt_new(&p, &rt, &err) != PT_OK) {
-        fprintf(stderr, "sd_rt_new: %s\n", err.msg);
-        exit(1);
-    }
-    return rt;
-}
-
 static const sd_weights *W;
 
 /* The reference decoder against diffusers, then the engine against both. */
@@ -260,7 +250,7 @@ static void test_decode_float(void) {
     CHECK(d_ref < FLOAT_TOL * (1 + range), "C reference vs diffusers vae.out: max |diff| %g (range %g)",
           d_ref, range);
 
-    sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
+    sd_runtime *rt = sdt_runtime(NULL, 2, SD_WEIGHTS_STORED);
     sd_vae *v = NULL;
     pt_error err = {0};
     CHECK(sd_vae_load(rt, W, true, &v, &err) == PT_OK, "sd_vae_load: %s", err.msg);
@@ -309,7 +299,7 @@ static void test_decode_float(void) {
 static void test_encode_float(void) {
     float *in = nchw_to_hwc(ref_get("vae.enc_in", 3 * 64 * 64), 3, 64, 64);
     float *want = nchw_to_hwc(ref_get("vae.enc_mean", 4 * 8 * 8), 4, 8, 8);
-    sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
+    sd_runtime *rt = sdt_runtime(NULL, 2, SD_WEIGHTS_STORED);
     sd_vae *v = NULL;
     pt_error err = {0};
     CHECK(sd_vae_load(rt, W, true, &v, &err) == PT_OK, "sd_vae_load: %s", err.msg);
@@ -337,7 +327,7 @@ static void test_encode_float(void) {
 static void test_taesd_float(void) {
     float *lat = nchw_to_hwc(ref_get("vae.latent", 4 * 8 * 8), 4, 8, 8);
     float *want = nchw_to_hwc(ref_get("taesd.out", 3 * 64 * 64), 3, 64, 64);
-    sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
+    sd_runtime *rt = sdt_runtime(NULL, 2, SD_WEIGHTS_STORED);
     sd_taesd *t = NULL;
     pt_error err = {0};
     CHECK(sd_taesd_load(rt, W, true, &t, &err) == PT_OK, "sd_taesd_load: %s", err.msg);
@@ -408,7 +398,7 @@ static void test_q8(void) {
         if (!pt_cpu_has_variant(&cpu, (pt_cpu_variant)vi)) continue;
         ran[vi] = true;
         const char *name = pt_cpu_variant_name((pt_cpu_variant)vi);
-        sd_runtime *rt = new_rt(SD_WEIGHTS_Q8_0, name);
+        sd_runtime *rt = sdt_runtime(name, 2, SD_WEIGHTS_Q8_0);
         sd_vae *v = NULL;
         sd_taesd *t = NULL;
         pt_error err = {0};
@@ -448,7 +438,7 @@ static void test_q8(void) {
 
 /* Tiled VAE decode against the whole decode, and its peak memory. */
 static void test_tiled(void) {
-    sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
+    sd_runtime *rt = sdt_runtime(NULL, 2, SD_WEIGHTS_STORED);
     sd_vae *v = NULL;
     pt_error err = {0};
     CHECK(sd_vae_load(rt, W, false, &v, &err) == PT_OK, "%s", err.msg);
@@ -528,7 +518,7 @@ static void test_config_mismatch(const char *from, const char *to, const char *w
     pt_error err = {0};
     pt_status st = sd_weights_open(dir, NULL, NULL, &w, &err);
     if (st == PT_OK) {
-        sd_runtime *rt = new_rt(SD_WEIGHTS_STORED, NULL);
+        sd_runtime *rt = sdt_runtime(NULL, 2, SD_WEIGHTS_STORED);
         sd_vae *v = NULL;
         st = sd_vae_load(rt, w, true, &v, &err);
         CHECK(v == NULL, "no VAE from a mismatched config");
