@@ -24,7 +24,15 @@ bool pt_picture_decode(const void *data, size_t n, pt_picture *out, char *why, s
     }
     int w, h, comp;
     if (!stbi_info_from_memory(data, (int)n, &w, &h, &comp)) {
-        snprintf(why, why_cap, "not a picture petrel can read (PNG, JPEG, BMP, GIF, TGA, PNM)");
+        /* stb tries every format and reports only "unknown image type":
+         * name the format from its signature when it has one */
+        const unsigned char *b = data;
+        if (n >= 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8))
+            snprintf(why, why_cap, "corrupt PNG header (or over 2^30 bytes of pixels: too large)");
+        else if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff)
+            snprintf(why, why_cap, "corrupt JPEG header");
+        else
+            snprintf(why, why_cap, "not a picture petrel can read (PNG, JPEG, BMP, GIF, TGA, PNM)");
         return false;
     }
     if (w <= 0 || h <= 0 || w > PT_PICTURE_MAX_SIDE || h > PT_PICTURE_MAX_SIDE) {
