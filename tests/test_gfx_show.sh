@@ -149,10 +149,11 @@ expect_exit 0 "PETREL_GRAPHICS=kitty" -- env PETREL_GRAPHICS=kitty "$BIN" show "
 check "PETREL_GRAPHICS=kitty draws kitty" -- grep -q $'\033_Ga=T' "$TMP/out"
 
 # ---- info --terminal
-expect_exit 0 "info --terminal (pipe)" -- "$BIN" info --terminal
-check "info --terminal: graphics none in a pipe" -- grep -q "^graphics: none$" "$TMP/out"
+# no controlling terminal (setsid): nothing to ask
+expect_exit 0 "info --terminal (no terminal)" -- setsid -w "$BIN" info --terminal
+check "info --terminal: graphics none without a terminal" -- grep -q "^graphics: none$" "$TMP/out"
 check "info --terminal: grid from COLUMNS/LINES" -- grep -q "^grid: 40x12 cells$" "$TMP/out"
-expect_exit 0 "info --terminal --graphics kitty" -- "$BIN" info --terminal --graphics kitty
+expect_exit 0 "info --terminal --graphics kitty" -- setsid -w "$BIN" info --terminal --graphics kitty
 check "info --terminal --graphics kitty" -- grep -q "^graphics: kitty$" "$TMP/out"
 expect_exit 2 "info --terminal --graphics bad" -- "$BIN" info --terminal --graphics bad
 one_line_error "info --terminal --graphics bad"
@@ -176,6 +177,9 @@ done
 # the leak check can fail: a DA1 asked by printf and not read leaves its reply
 fake xterm -- bash -c 'printf "\033[c"; IFS= read -r -t 0.5 -n 200 x; printf "LEFT:[%q]\n" "$x"'
 check "control: an unread reply is seen by the leak check" -- grep -q 'LEFT:\[\$.*63;1;2;4' "$TMP/tty"
+# info --terminal asks the terminal even when its own output is piped
+check "info --terminal | cat on xterm" -- fake xterm -- bash -c '"$0" info --terminal | cat' "$BIN"
+check "info --terminal | cat on xterm: sixel" -- grep -qa "graphics: sixel"$'\r' "$TMP/tty"
 # a silent terminal costs the timeout, not more
 fake silent -- env PETREL_PROBE_TIMEOUT_MS=300 bash -c 's=$EPOCHREALTIME; "$0" info --terminal; e=$EPOCHREALTIME; echo "MS:$(( (${e/./} - ${s/./}) / 1000 ))"' "$BIN"
 ms=$(grep -ao 'MS:[0-9]*' "$TMP/tty" | cut -d: -f2)
