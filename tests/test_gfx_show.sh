@@ -193,6 +193,29 @@ check "show on kitty: kitty at 10x20 cells" -- grep -qa $'\033_Ga=T,f=24,s=660,v
 check "show on silent terminal: symbols" -- fake silent -- env PETREL_PROBE_TIMEOUT_MS=100 "$BIN" show "$TMP/good.png"
 check "show on silent terminal: no picture protocol" -- bash -c "! grep -qa -e $'\033P' -e $'\033_Ga=T' -e '1337;File' '$TMP/tty'"
 
+# ---- inside tmux (a private server): tmux answers the probe itself (DA1
+# without sixel in 3.3), passthrough is asked of tmux; with it on and the
+# outer terminal named by the environment (LC_TERMINAL=iTerm2) that
+# terminal's protocol goes out wrapped, with it off: character cells
+if command -v tmux >/dev/null; then
+    sock="petrel-gfx-$$"
+    in_tmux() { # PASSTHROUGH COMMAND: run COMMAND in a tmux window, output in $TMP/tmux
+        tmux -L "$sock" set -g allow-passthrough "$1"
+        rm -f "$TMP/tmux"
+        tmux -L "$sock" new-window -d "$2 >$TMP/tmux.part 2>&1; mv $TMP/tmux.part $TMP/tmux"
+        for _ in $(seq 100); do [ -f "$TMP/tmux" ] && break; sleep 0.1; done
+    }
+    tmux -L "$sock" -f /dev/null new-session -d -x 80 -y 24 "sleep 60"
+    in_tmux on "env LC_TERMINAL=iTerm2 $BIN info --terminal"
+    check "tmux, passthrough on, in iTerm2: iterm2 wrapped" -- grep -q "^graphics: iterm2$" "$TMP/tmux"
+    check "tmux, passthrough on: said" -- grep -q "^tmux: yes, pictures through passthrough$" "$TMP/tmux"
+    check "tmux answered XTVERSION" -- grep -q "^version: tmux " "$TMP/tmux"
+    in_tmux off "env LC_TERMINAL=iTerm2 $BIN info --terminal"
+    check "tmux, passthrough off: symbols" -- grep -q "^graphics: symbols$" "$TMP/tmux"
+    check "tmux, passthrough off: said" -- grep -q "^tmux: yes, passthrough off$" "$TMP/tmux"
+    tmux -L "$sock" kill-server
+fi
+
 # ---- imagine --show (the tiny SD fixture, one step)
 if [ -d "$DATA/sd-tiny/model" ]; then
     expect_exit 2 "imagine --graphics bad" -- "$BIN" imagine -m "$DATA/sd-tiny/model" -p x -o "$TMP/i.png" --graphics vt100
