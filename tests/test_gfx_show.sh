@@ -213,6 +213,11 @@ if command -v tmux >/dev/null; then
     in_tmux off "env LC_TERMINAL=iTerm2 $BIN info --terminal"
     check "tmux, passthrough off: symbols" -- grep -q "^graphics: symbols$" "$TMP/tmux"
     check "tmux, passthrough off: said" -- grep -q "^tmux: yes, passthrough off$" "$TMP/tmux"
+    # no kitty query inside tmux: tmux takes an APC as the pane's title
+    tmux -L "$sock" new-window -d -n probe "$BIN info --terminal >/dev/null; touch $TMP/probed; sleep 10"
+    for _ in $(seq 100); do [ -f "$TMP/probed" ] && break; sleep 0.1; done
+    title=$(tmux -L "$sock" display -p -t probe '#{pane_title}')
+    check "tmux: the probe leaves the pane title alone (got '$title')" -- test -n "$title" -a "${title#Gi=}" = "$title"
     tmux -L "$sock" kill-server
 fi
 
