@@ -191,6 +191,18 @@ class Screen:
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.sgr_kinds = {}  # "38;2", "48;2", "38;5", "48;5", "16": how often each colour form was used
 
+    def resize(self, rows, cols):
+        for line in self.scrollback + self.grid:
+            del line[cols:]
+            line.extend([" ", None, None] for _ in range(cols - len(line)))
+        self.cols = cols
+        while len(self.grid) > rows:  # xterm keeps the cursor's line: the top goes to the scrollback
+            if self.r > 0: self.scrollback.append(self.grid.pop(0)); self.r -= 1
+            else: self.grid.pop()
+        while len(self.grid) < rows: self.grid.append(self._blank())
+        self.rows = rows
+        self.r, self.c = min(self.r, rows - 1), min(self.c, cols - 1)
+
     def _blank(self):
         return [[" ", None, None] for _ in range(self.cols)]
 
@@ -354,6 +366,15 @@ class Terminal:
         self.kitty_chunked = None   # first chunk's keys of a kitty transfer in progress
         self.kitty_data = bytearray()
         self.parser = Parser(self.screen.put_text, self._on_seq)
+        self.master = None  # the pty's master fd while a run is on
+
+    def resize(self, rows, cols):
+        """The window changes size: the pty's (SIGWINCH to the foreground
+        group), the screen's and what CSI 14t / 16t / 18t answer."""
+        self.rows, self.cols = rows, cols
+        self.screen.resize(rows, cols)
+        if self.master is not None:
+            set_winsize(self.master, rows, cols, cols * self.cell_w, rows * self.cell_h)
 
     def feed(self, data):
         self.output += data
@@ -471,9 +492,11 @@ def run(argv, personality="sixel", rows=24, cols=80, cell=(10, 20), pixel_fields
     every query across reads). actions: [(wait, do)] in order: wait is bytes
     (the output contains it after the previous action), a callable(Terminal)
     -> bool, or None; do is bytes (typed) or a signal number (sent to the
-    pty's foreground process group) or a callable(Terminal, proc)."""
+    pty's foreground process group) or a callable(Terminal, proc), e.g.
+    lambda t, p: t.resize(15, 40)."""
     term = Terminal(personality, rows, cols, cell[0], cell[1])
     master, slave = os.openpty()
+    term.master = master
     set_winsize(slave, rows, cols, cols * cell[0] if pixel_fields else 0, rows * cell[1] if pixel_fields else 0)
     before = termios.tcgetattr(slave)
     res = Result()
@@ -571,6 +594,7 @@ def run(argv, personality="sixel", rows=24, cols=80, cell=(10, 20), pixel_fields
             try: os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError): pass
         os.close(master); os.close(slave)
+        term.master = None
     if res.timed_out: res.rc = None
     res.output = bytes(term.output)
     res.stderr = b"".join(err_chunks) if stderr_pipe else None

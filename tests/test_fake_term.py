@@ -107,6 +107,10 @@ def test_leaks_and_modes():
     check(res.rc == 0 and "got=hello" in res.term.screen.text(), "typed keys arrive", res.term.screen.text())
     res = fake_term.run(["sh", "-c", "echo ready; sleep 30"], "plain", timeout=60, actions=[(b"ready", b"\x03")])
     check(res.rc == -2, "Ctrl-C typed interrupts the foreground group", repr(res.rc))
+    res = fake_term.run(["sh", "-c", "echo ready; read x; stty size"], "plain", timeout=60,
+                        actions=[(b"ready", lambda t, p: t.resize(15, 40)), (None, b"\r")])
+    check(res.rc == 0 and "15 40" in res.term.screen.text() and res.term.screen.cols == 40,
+          "a resize reaches the pty and the screen", res.term.screen.text().strip())
     res = fake_term.run(["sleep", "30"], "plain", timeout=1)
     check(res.timed_out and res.rc is None, "a hung command is killed at the timeout")
     # queries split between reads at every byte, in a stream of text
