@@ -25,6 +25,8 @@ Personalities (what they answer; anything not listed gets no answer):
            14t / 18t, DSR, OSC 10/11; TERM_PROGRAM not set (the probe finds it)
   iterm2-env  iTerm2 as its environment names it (TERM_PROGRAM=iTerm.app,
            LC_TERMINAL=iTerm2) answering DA1 ESC[?62;22c and nothing else
+  sixel-14t  sixel's DA1 and XTSMGRAPHICS, CSI 14t and 18t but no CSI 16t
+           and no XTVERSION (the cell size is the text area over the grid)
   plain    a terminal without pictures: DA1 ESC[?1;2c only; COLORTERM=truecolor
   silent   answers nothing (a dumb serial line, a terminal that drops queries)
 
@@ -328,9 +330,10 @@ def _kitty_keys(body):
 
 class Personality:
     def __init__(self, name, env, da1=None, xtversion=None, xtsm=False, kitty=False, cell_reports=False,
-                 dsr=False, osc_colors=False, da2=None):
+                 dsr=False, osc_colors=False, da2=None, no_16t=False):
         self.name, self.env, self.da1, self.xtversion, self.xtsm = name, env, da1, xtversion, xtsm
         self.kitty, self.cell_reports, self.dsr, self.osc_colors, self.da2 = kitty, cell_reports, dsr, osc_colors, da2
+        self.no_16t = no_16t  # answers CSI 14t and 18t but not 16t (older xterm, some VTEs)
 
 
 PERSONALITIES = {
@@ -346,6 +349,8 @@ PERSONALITIES = {
     "iterm2-env": Personality("iterm2-env", {"TERM": "xterm-256color", "COLORTERM": "truecolor",
                                              "TERM_PROGRAM": "iTerm.app", "LC_TERMINAL": "iTerm2"},
                               da1=b"\x1b[?62;22c"),
+    "sixel-14t": Personality("sixel-14t", {"TERM": "xterm-256color"}, da1=b"\x1b[?63;1;2;4;6;9;15;16;22;28c",
+                             xtsm=True, cell_reports=True, no_16t=True),
     "plain": Personality("plain", {"TERM": "xterm-256color", "COLORTERM": "truecolor"}, da1=b"\x1b[?1;2c"),
     "silent": Personality("silent", {"TERM": "xterm-256color"}),
 }
@@ -365,7 +370,8 @@ class Terminal:
         self.pending = bytearray()  # replies not yet written to the master
         self.kitty_chunked = None   # first chunk's keys of a kitty transfer in progress
         self.kitty_data = bytearray()
-        self.parser = Parser(self.screen.put_text, self._on_seq)
+        self.text = bytearray()  # everything but the escape sequences (unwrapped)
+        self.parser = Parser(self._on_text, self._on_seq)
         self.master = None  # the pty's master fd while a run is on
 
     def resize(self, rows, cols):
@@ -379,6 +385,10 @@ class Terminal:
     def feed(self, data):
         self.output += data
         self.parser.feed(data)
+
+    def _on_text(self, data):
+        self.text += data
+        self.screen.put_text(data)
 
     def _reply(self, seq, data):
         self.answered.append((seq.raw, data))
@@ -405,7 +415,7 @@ class Terminal:
                 elif item == "2" and action in ("2", "3"): self._reply(seq, b"\x1b[?2;0;1000;1000S")
                 else: self._reply(seq, ("\x1b[?%s;1;0S" % item).encode())  # error in item
             elif q[0] == "" and q[3] == "t" and p.cell_reports:
-                if q[1] == "16": self._reply(seq, b"\x1b[6;%d;%dt" % (self.cell_h, self.cell_w))
+                if q[1] == "16" and not p.no_16t: self._reply(seq, b"\x1b[6;%d;%dt" % (self.cell_h, self.cell_w))
                 elif q[1] in ("14", "14;2") : self._reply(seq, b"\x1b[4;%d;%dt" % (self.rows * self.cell_h, self.cols * self.cell_w))
                 elif q[1] == "18": self._reply(seq, b"\x1b[8;%d;%dt" % (self.rows, self.cols))
             elif q[0] == "" and q[3] == "n" and p.dsr:
