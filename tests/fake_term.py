@@ -608,7 +608,7 @@ def run(argv, personality="sixel", rows=24, cols=80, cell=(10, 20), pixel_fields
     if res.timed_out: res.rc = None
     res.output = bytes(term.output)
     res.stderr = b"".join(err_chunks) if stderr_pipe else None
-    res.echoed = b"^[" in res.output
+    res.echoed = b"^[" in bytes(term.text)  # ECHOCTL shows ESC as ^[ (sixel data may hold "^[" itself)
     return res
 
 

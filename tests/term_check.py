@@ -20,7 +20,24 @@ PROTO = {"sixel": "sixel", "kitty": "kitty", "iterm2": "iterm2", "iterm2-env": "
 # picture the stream draws against the PNG scaled to its size, at most.
 # Chosen from the measurements printed by the tests (see the docstrings
 # of the tests) with a margin; a wrong picture measures far above them.
-BOUND = {"sixel": 12.0, "kitty": 2.0, "iterm2": 2.0, "symbols": 30.0}
+BOUND = {"sixel": 8.0, "kitty": 4.0, "iterm2": 4.0, "symbols": 5.0, "symbols256": 10.0}
+
+
+def art_palette(term):
+    """256 when the character art's colours are xterm 256-colour indexes
+    only (SGR 38;5 / 48;5), else None (truecolor)."""
+    k = term.screen.sgr_kinds
+    return 256 if not (k.get("38;2") or k.get("48;2")) and (k.get("38;5") or k.get("48;5")) else None
+
+
+def drawn(res):
+    """(the picture the run drew or None, its palette for mean_abs_error,
+    its bound): the one protocol picture, else the character art."""
+    pics = term_images.pictures(res.term)
+    if pics: return pics[0], None, BOUND[pics[0].proto]
+    art = term_images.cell_art(res.term.screen)
+    pal = art_palette(res.term)
+    return art, pal, BOUND["symbols256" if pal == 256 else "symbols"]
 
 
 class Checks:
@@ -126,10 +143,11 @@ def judge(c, res, want, ref, label, rows, cols, cell=(10, 20), fill=None, bound=
         kinds = res.term.screen.sgr_kinds
         c.check(any(kinds.get(k) for k in ("38;2", "48;2", "38;5", "48;5")),
                 "%s: coloured cells (SGR 38;2 / 48;2 / 38;5 / 48;5)" % label, repr(kinds))
-        err = term_images.mean_abs_error(art, rw, rh, rrgb)
-        b = bound if bound is not None else BOUND["symbols"]
-        print("# %s: symbols %dx%d cells (%d symbols), colours %r, mean abs colour error %.2f (bound %g)" % (
-            label, art.w, art.h, art.info["symbols"], kinds, err, b))
+        pal = art_palette(res.term)
+        err = term_images.mean_abs_error(art, rw, rh, rrgb, pal)
+        b = bound if bound is not None else BOUND["symbols256" if pal == 256 else "symbols"]
+        print("# %s: symbols %dx%d cells (%d symbols), colours %r, mean abs colour error %.2f%s (bound %g)" % (
+            label, art.w, art.h, art.info["symbols"], kinds, err, " against the PNG in 256 colours" if pal else "", b))
         c.check(err < b, "%s: the character art is the PNG (error %.2f < %g)" % (label, err, b))
         c.check(art.h <= rows and art.w <= cols, "%s: the art fits the %dx%d grid" % (label, cols, rows),
                 "%dx%d cells" % (art.w, art.h))

@@ -16,7 +16,7 @@
 BIN=${PETREL_BIN:?PETREL_BIN not set}
 HERE=$(cd "$(dirname "$0")" && pwd)
 DATA=${PETREL_TEST_DATA:-$HERE/data}
-BOUND=${XTERM_SIXEL_BOUND:-12}
+BOUND=${XTERM_SIXEL_BOUND:-8}
 passed=0 failed=0
 ok() { passed=$((passed + 1)); echo "ok - $*"; }
 bad() { failed=$((failed + 1)); echo "FAIL - $*"; }
