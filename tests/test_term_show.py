@@ -13,7 +13,8 @@ terminals tests/fake_term.py plays (issue 13, acceptance):
   picture decoded from the byte stream is the PNG scaled to its size
   within term_check.BOUND, it fits the terminal and fills its width or its
   height (less 2 rows), and keeps the aspect; no probe reply is left in the
-  input, the tty settings are as before;
+  input, the tty settings are as before; in a 200x60 window the sixel
+  picture keeps within the 1000x1000 pixels XTSMGRAPHICS allows;
 - the same with every reply split into 1-byte reads, and with --graphics /
   PETREL_GRAPHICS forcing each protocol whatever the terminal said.
 """
@@ -74,6 +75,10 @@ for rows, cols in ((24, 80), (15, 40)):
             res = fake_term.run([BIN, "show", png], pers, rows, cols, (10, 20), timeout=120)
             judge(c, res, PROTO[pers], refs[png], "show %s under %s %dx%d" % (os.path.basename(png), pers, cols, rows),
                   rows, cols, fill=(rows - 2, cols))
+
+# ---- a big window: sixel keeps to XTSMGRAPHICS' 1000x1000 (the grid is 2000x1200 pixels)
+res = fake_term.run([BIN, "show", CARD], "sixel", 60, 200, (10, 20), timeout=120)
+judge(c, res, "sixel", refs[CARD], "show card under sixel 200x60 (larger than the sixel maximum)", 60, 200)
 
 # ---- replies split across reads (the terminal reads petrel's bytes one at a time)
 for pers in ("sixel", "kitty"):
