@@ -16,10 +16,12 @@ terminals tests/fake_term.py plays (issue 13, acceptance):
   input, the tty settings are as before; in a 200x60 window the sixel
   picture keeps within the 1000x1000 pixels XTSMGRAPHICS allows;
 - the same with every reply split into 1-byte reads, and with --graphics /
-  PETREL_GRAPHICS forcing each protocol whatever the terminal said.
+  PETREL_GRAPHICS forcing each protocol whatever the terminal said;
+- SIGINT, SIGTERM or SIGHUP while the probe waits for a silent terminal:
+  petrel ends by the signal and the tty is not left raw.
 """
-import os
-from term_check import BIN, DATA, PROTO, Checks, describe, fake_term, judge, read_png
+import os, signal
+from term_check import BIN, DATA, PROTO, Checks, describe, fake_term, judge, read_png, term_images
 
 c = Checks()
 CARD = os.path.join(DATA, "pictures", "card-120x90.png")
@@ -67,6 +69,18 @@ c.check("assumed" in describe(res).get("cell", ""), "no cell size anywhere: the 
 res = fake_term.run([BIN, "info", "--terminal"], "kitty", 24, 80, (10, 20), read_size=1, timeout=60)
 c.check(describe(res).get("kitty", "").startswith("yes") and res.leaked == b"",
         "info --terminal under kitty, queries read a byte at a time", describe(res))
+
+# ---- a signal while the probe waits (a silent terminal, PETREL_PROBE_TIMEOUT_MS=5000,
+# the signal sent when the DA1 query appears): petrel ends by it, the tty
+# settings as before (not left raw), nothing drawn
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    res = fake_term.run([BIN, "show", CARD], "silent", 24, 80, (10, 20), env={"PETREL_PROBE_TIMEOUT_MS": "5000"},
+                        timeout=120, actions=[(b"\x1b[c", sig)])
+    label = "show under a silent terminal, %s during the probe" % signal.Signals(sig).name
+    c.check(res.rc in (-sig, 128 + sig), label + ": ended by the signal", "exit %r" % res.rc)
+    c.check(res.termios_before == res.termios_after, label + ": tty settings as before",
+            fake_term.termios_diff(res.termios_before, res.termios_after))
+    c.check(res.leaked == b"" and term_images.cell_art(res.term.screen) is None, label + ": nothing drawn or left")
 
 # ---- show, each personality, two sizes
 for rows, cols in ((24, 80), (15, 40)):
