@@ -526,7 +526,7 @@ def run(argv, personality="sixel", rows=24, cols=80, cell=(10, 20), pixel_fields
     try:
         fl = fcntl.fcntl(master, fcntl.F_GETFL)
         fcntl.fcntl(master, fcntl.F_SETFL, fl | os.O_NONBLOCK)
-        exited_at, post = None, bytearray()
+        exited_at, post, unsent, marker = None, bytearray(), b"", -1
         while True:
             now = time.monotonic()
             if now - t0 > timeout and exited_at is None:
@@ -575,8 +575,17 @@ def run(argv, personality="sixel", rows=24, cols=80, cell=(10, 20), pixel_fields
                 else: do(term, proc)
             if exited_at is None and proc.poll() is not None:
                 exited_at = time.monotonic()
-                # everything the child wrote is ahead of this in the master's queue
-                os.write(slave, sentinel)
+                # everything the child wrote is ahead of the sentinel in the
+                # master's queue; written without blocking (the queue may be
+                # full of the child's last output, which only this loop drains)
+                marker = os.open(os.ttyname(slave), os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+                unsent = sentinel
+            if exited_at is not None and unsent:
+                try:
+                    unsent = unsent[os.write(marker, unsent):]
+                except BlockingIOError:
+                    pass
+                if not unsent: os.close(marker); marker = -1
         if post:
             term.feed(bytes(post))
         res.rc = proc.returncode if not res.timed_out else None
@@ -604,6 +613,7 @@ def run(argv, personality="sixel", rows=24, cols=80, cell=(10, 20), pixel_fields
             try: os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError): pass
         os.close(master); os.close(slave)
+        if marker >= 0: os.close(marker)
         term.master = None
     if res.timed_out: res.rc = None
     res.output = bytes(term.output)

@@ -111,6 +111,11 @@ def test_leaks_and_modes():
                         actions=[(b"ready", lambda t, p: t.resize(15, 40)), (None, b"\r")])
     check(res.rc == 0 and "15 40" in res.term.screen.text() and res.term.screen.cols == 40,
           "a resize reaches the pty and the screen", res.term.screen.text().strip())
+    # a command that exits with the pty's queue full of its last output
+    # (a big picture): every byte is read, nothing blocks
+    res = fake_term.run([PY, "-c", "import os; os.write(1, b'x' * 300000 + b'END')"], "plain", timeout=60)
+    check(res.rc == 0 and len(res.output) == 300003 and res.output.endswith(b"END"),
+          "a queue full at exit is read to the end", "%r, %d bytes" % (res.rc, len(res.output)))
     res = fake_term.run(["sleep", "30"], "plain", timeout=1)
     check(res.timed_out and res.rc is None, "a hung command is killed at the timeout")
     # queries split between reads at every byte, in a stream of text
