@@ -255,7 +255,7 @@ static void print_stats(const pt_image_model *m) {
  * went to stderr: a terminal shows them above the picture). */
 static void show_image(const imagine_options *o, const pt_image *img) {
     pt_term_caps caps;
-    picture_probe(o->graphics, &caps);
+    picture_probe(o->graphics, false, &caps);
     if (o->graphics == PT_GFX_AUTO && !isatty(STDOUT_FILENO)) {
         app_error("imagine: standard output is not a terminal: --show draws nothing "
                   "(--graphics MODE draws anyway)");

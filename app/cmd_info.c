@@ -15,8 +15,8 @@ static void usage(FILE *f) {
           "       petrel info --terminal [--graphics MODE]\n"
           "  --tensors   list every tensor with its type, shape and size\n"
           "  --full      show long metadata arrays in full\n"
-          "  --terminal  ask the terminal what pictures it can show (sixel, kitty, iTerm2,\n"
-          "              cell size, colours) and print what petrel would use\n"
+          "  --terminal  ask the controlling terminal what pictures it can show (sixel,\n"
+          "              kitty, iTerm2, cell size, colours) and print what petrel would use\n"
           "  --graphics MODE  with --terminal: the protocol to report as chosen (auto, kitty,\n"
           "              iterm2, sixel, symbols, none; default PETREL_GRAPHICS, else auto)\n", f);
 }
@@ -35,7 +35,7 @@ static int terminal_info(const char *graphics) {
         return 2;
     }
     pt_term_caps caps;
-    picture_probe(want, &caps);
+    picture_probe(want, true, &caps);
     char text[2048];
     pt_gfx_describe(&caps, text, sizeof text);
     fputs(text, stdout);

@@ -59,7 +59,7 @@ int cmd_show(int argc, char **argv) {
         return 2;
     }
     pt_term_caps caps;
-    picture_probe(want, &caps);
+    picture_probe(want, false, &caps);
     const bool silent = want == PT_GFX_AUTO && !isatty(STDOUT_FILENO);
     int rc = 0;
     bool after_dashes = false;

@@ -14,11 +14,12 @@
 
 #include "picture_out.h"
 
-void picture_probe(pt_gfx_proto want, pt_term_caps *caps) {
+void picture_probe(pt_gfx_proto want, bool any_stdout, pt_term_caps *caps) {
     int fd = -1;
-    if (isatty(STDOUT_FILENO)) {
+    const bool tty_out = isatty(STDOUT_FILENO);
+    if (tty_out || any_stdout) {
         fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0) fd = dup(STDOUT_FILENO); /* no controlling terminal: stdout's own */
+        if (fd < 0 && tty_out) fd = dup(STDOUT_FILENO); /* no controlling terminal: stdout's own */
     }
     pt_gfx_probe(fd, want, pt_gfx_probe_timeout_ms(), caps);
     if (fd >= 0) close(fd);

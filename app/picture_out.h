@@ -11,10 +11,11 @@
 
 #include "graphics.h"
 
-/* Probe the terminal standard output is on (through /dev/tty), or, when
- * standard output is not a terminal, fill caps without asking anything
- * (auto then gives NONE; a forced protocol is kept). */
-void picture_probe(pt_gfx_proto want, pt_term_caps *caps);
+/* Probe the controlling terminal (/dev/tty) when standard output is a
+ * terminal, or always when any_stdout (info --terminal describes the
+ * terminal even when its output is piped); otherwise fill caps without
+ * asking anything (auto then gives NONE; a forced protocol is kept). */
+void picture_probe(pt_gfx_proto want, bool any_stdout, pt_term_caps *caps);
 
 /* Draw img at the cursor on out, scaled to the terminal's width and at
  * most its height minus 2 rows; the cursor ends at the start of the line

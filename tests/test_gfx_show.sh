@@ -149,10 +149,11 @@ expect_exit 0 "PETREL_GRAPHICS=kitty" -- env PETREL_GRAPHICS=kitty "$BIN" show "
 check "PETREL_GRAPHICS=kitty draws kitty" -- grep -q $'\033_Ga=T' "$TMP/out"
 
 # ---- info --terminal
-expect_exit 0 "info --terminal (pipe)" -- "$BIN" info --terminal
-check "info --terminal: graphics none in a pipe" -- grep -q "^graphics: none$" "$TMP/out"
+# no controlling terminal (setsid): nothing to ask
+expect_exit 0 "info --terminal (no terminal)" -- setsid -w "$BIN" info --terminal
+check "info --terminal: graphics none without a terminal" -- grep -q "^graphics: none$" "$TMP/out"
 check "info --terminal: grid from COLUMNS/LINES" -- grep -q "^grid: 40x12 cells$" "$TMP/out"
-expect_exit 0 "info --terminal --graphics kitty" -- "$BIN" info --terminal --graphics kitty
+expect_exit 0 "info --terminal --graphics kitty" -- setsid -w "$BIN" info --terminal --graphics kitty
 check "info --terminal --graphics kitty" -- grep -q "^graphics: kitty$" "$TMP/out"
 expect_exit 2 "info --terminal --graphics bad" -- "$BIN" info --terminal --graphics bad
 one_line_error "info --terminal --graphics bad"
@@ -176,6 +177,9 @@ done
 # the leak check can fail: a DA1 asked by printf and not read leaves its reply
 fake xterm -- bash -c 'printf "\033[c"; IFS= read -r -t 0.5 -n 200 x; printf "LEFT:[%q]\n" "$x"'
 check "control: an unread reply is seen by the leak check" -- grep -q 'LEFT:\[\$.*63;1;2;4' "$TMP/tty"
+# info --terminal asks the terminal even when its own output is piped
+check "info --terminal | cat on xterm" -- fake xterm -- bash -c '"$0" info --terminal | cat' "$BIN"
+check "info --terminal | cat on xterm: sixel" -- grep -qa "graphics: sixel"$'\r' "$TMP/tty"
 # a silent terminal costs the timeout, not more
 fake silent -- env PETREL_PROBE_TIMEOUT_MS=300 bash -c 's=$EPOCHREALTIME; "$0" info --terminal; e=$EPOCHREALTIME; echo "MS:$(( (${e/./} - ${s/./}) / 1000 ))"' "$BIN"
 ms=$(grep -ao 'MS:[0-9]*' "$TMP/tty" | cut -d: -f2)
@@ -188,6 +192,34 @@ check "show on kitty" -- fake kitty -- "$BIN" show "$TMP/good.png"
 check "show on kitty: kitty at 10x20 cells" -- grep -qa $'\033_Ga=T,f=24,s=660,v=440,i=1,r=22,' "$TMP/tty"
 check "show on silent terminal: symbols" -- fake silent -- env PETREL_PROBE_TIMEOUT_MS=100 "$BIN" show "$TMP/good.png"
 check "show on silent terminal: no picture protocol" -- bash -c "! grep -qa -e $'\033P' -e $'\033_Ga=T' -e '1337;File' '$TMP/tty'"
+
+# ---- inside tmux (a private server): tmux answers the probe itself (DA1
+# without sixel in 3.3), passthrough is asked of tmux; with it on and the
+# outer terminal named by the environment (LC_TERMINAL=iTerm2) that
+# terminal's protocol goes out wrapped, with it off: character cells
+if command -v tmux >/dev/null; then
+    sock="petrel-gfx-$$"
+    in_tmux() { # PASSTHROUGH COMMAND: run COMMAND in a tmux window, output in $TMP/tmux
+        tmux -L "$sock" set -g allow-passthrough "$1"
+        rm -f "$TMP/tmux"
+        tmux -L "$sock" new-window -d "$2 >$TMP/tmux.part 2>&1; mv $TMP/tmux.part $TMP/tmux"
+        for _ in $(seq 100); do [ -f "$TMP/tmux" ] && break; sleep 0.1; done
+    }
+    tmux -L "$sock" -f /dev/null new-session -d -x 80 -y 24 "sleep 60"
+    in_tmux on "env LC_TERMINAL=iTerm2 $BIN info --terminal"
+    check "tmux, passthrough on, in iTerm2: iterm2 wrapped" -- grep -q "^graphics: iterm2$" "$TMP/tmux"
+    check "tmux, passthrough on: said" -- grep -q "^tmux: yes, pictures through passthrough$" "$TMP/tmux"
+    check "tmux answered XTVERSION" -- grep -q "^version: tmux " "$TMP/tmux"
+    in_tmux off "env LC_TERMINAL=iTerm2 $BIN info --terminal"
+    check "tmux, passthrough off: symbols" -- grep -q "^graphics: symbols$" "$TMP/tmux"
+    check "tmux, passthrough off: said" -- grep -q "^tmux: yes, passthrough off$" "$TMP/tmux"
+    # no kitty query inside tmux: tmux takes an APC as the pane's title
+    tmux -L "$sock" new-window -d -n probe "$BIN info --terminal >/dev/null; touch $TMP/probed; sleep 10"
+    for _ in $(seq 100); do [ -f "$TMP/probed" ] && break; sleep 0.1; done
+    title=$(tmux -L "$sock" display -p -t probe '#{pane_title}')
+    check "tmux: the probe leaves the pane title alone (got '$title')" -- test -n "$title" -a "${title#Gi=}" = "$title"
+    tmux -L "$sock" kill-server
+fi
 
 # ---- imagine --show (the tiny SD fixture, one step)
 if [ -d "$DATA/sd-tiny/model" ]; then

@@ -4,8 +4,8 @@
  * defaults for its "block" and "border" classes, plus space) and the
  * foreground/background colours that best match the pixels under it,
  * and samples the original image itself. Canvas mode by colour depth:
- * truecolor (SGR 38;2 / 48;2), 256 (38;5), 16 (30-37, 90-97), else
- * foreground/background only.
+ * truecolor (SGR 38;2 / 48;2), 256 (38;5, colours 16-255), 16 (30-37,
+ * 90-97), else foreground/background only.
  *
  * chafa_canvas_print ends rows with '\n'. A newline would break out of a
  * block of cells that does not start at column 0, so each row is written
@@ -19,11 +19,13 @@
 
 #include "gfx_internal.h"
 
-/* depth is pt_term_caps.color_depth: 24 (bits), 256, 16 or 2 (colours) */
+/* depth is pt_term_caps.color_depth: 24 (bits), 256, 16 or 2 (colours).
+ * 256 colours use the 240 of the colour cube and grey ramp only: the first
+ * 16 are the user's theme, whatever colours it gives them. */
 static ChafaCanvasMode canvas_mode(int depth) {
     switch (depth) {
     case 24: return CHAFA_CANVAS_MODE_TRUECOLOR;
-    case 256: return CHAFA_CANVAS_MODE_INDEXED_256;
+    case 256: return CHAFA_CANVAS_MODE_INDEXED_240;
     case 16: return CHAFA_CANVAS_MODE_INDEXED_16;
     default: return CHAFA_CANVAS_MODE_FGBG;
     }
@@ -40,6 +42,14 @@ bool pt_gfx_encode_cells(const pt_gfx_image *img, const pt_gfx_fit *fit, int col
     chafa_canvas_config_set_canvas_mode(config, canvas_mode(color_depth));
     chafa_canvas_config_set_geometry(config, fit->cols, fit->rows);
     chafa_canvas_config_set_symbol_map(config, map);
+    if (color_depth != 24) {
+        /* few colours: an ordered dither instead of flat bands (looked at
+         * in xterm: a smooth gradient in 256 colours otherwise shows a
+         * cell-sized staircase), and colours matched in DIN99d, where
+         * distance is closer to what the eye sees than in RGB */
+        chafa_canvas_config_set_dither_mode(config, CHAFA_DITHER_MODE_ORDERED);
+        chafa_canvas_config_set_color_space(config, CHAFA_COLOR_SPACE_DIN99D);
+    }
     ChafaCanvas *canvas = chafa_canvas_new(config);
     chafa_canvas_draw_all_pixels(canvas, CHAFA_PIXEL_RGB8, img->rgb, img->w, img->h, img->stride);
     /* chafa's fallback terminal: the standard SGR sequences for every

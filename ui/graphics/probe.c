@@ -44,6 +44,15 @@ static const char QUERIES[] = "\033_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\033\\"
                               "\033[16t"
                               "\033[14t"
                               "\033[c";
+/* Inside tmux or GNU screen, without the kitty query: both take an APC
+ * string as the pane's title / hardstatus (tmux's input.c, screen's
+ * manual), and neither draws kitty pictures itself. */
+static const char QUERIES_NO_APC[] = "\033[?1;1;0S"
+                                     "\033[?2;1;0S"
+                                     "\033[>0q"
+                                     "\033[16t"
+                                     "\033[14t"
+                                     "\033[c";
 /* For the Linux console, which prints an APC's text instead of ignoring
  * it and has neither sixel nor XTSMGRAPHICS: the window size and DA1. */
 static const char QUERIES_PLAIN[] = "\033[16t\033[14t\033[c";
@@ -66,7 +75,7 @@ static bool write_all(int fd, const char *p, size_t n) {
 }
 
 /* Send the queries and read replies into r until DA1 or timeout_ms. */
-static void query(int fd, const char *term, int timeout_ms, pt_gfx_replies *r) {
+static void query(int fd, const char *term, bool multiplexer, int timeout_ms, pt_gfx_replies *r) {
     struct termios saved, raw;
     if (tcgetattr(fd, &saved) != 0) return;
     sigset_t block, old_mask;
@@ -87,7 +96,7 @@ static void query(int fd, const char *term, int timeout_ms, pt_gfx_replies *r) {
         return;
     }
     const bool linux_console = term && !strcmp(term, "linux");
-    const char *q = linux_console ? QUERIES_PLAIN : QUERIES;
+    const char *q = linux_console ? QUERIES_PLAIN : multiplexer ? QUERIES_NO_APC : QUERIES;
     if (write_all(fd, q, strlen(q))) {
         const long deadline = now_ms() + timeout_ms;
         char in[512];
@@ -138,7 +147,8 @@ void pt_gfx_probe(int fd, pt_gfx_proto want, int timeout_ms, pt_term_caps *caps)
     pt_gfx_replies_init(&r);
     if (env.tty && want != PT_GFX_NONE) {
         if (env.tmux) env.passthrough = pt_gfx_tmux_passthrough(300); /* tmux answers in ms */
-        query(fd, env.term, timeout_ms < 0 ? 0 : timeout_ms, &r);
+        const bool screen = env.term && !strncmp(env.term, "screen", 6);
+        query(fd, env.term, env.tmux || screen, timeout_ms < 0 ? 0 : timeout_ms, &r);
     }
     pt_gfx_decide(&r, &env, want, caps);
 }

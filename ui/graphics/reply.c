@@ -126,6 +126,7 @@ static void keep(pt_gfx_replies *r, char c) {
 bool pt_gfx_replies_feed(pt_gfx_replies *r, const char *p, size_t n) {
     for (size_t i = 0; i < n; i++) {
         const unsigned char c = (unsigned char)p[i];
+    again:;
         const int state = r->state & 0xf, kind = r->state >> 4;
         switch (state) {
         case ST_GROUND:
@@ -161,9 +162,11 @@ bool pt_gfx_replies_feed(pt_gfx_replies *r, const char *p, size_t n) {
             if (c == '\\') {
                 end_string(r, kind);
             } else {
-                /* not ST: the string is abandoned, this ESC starts something new */
+                /* not ST: the string is abandoned, this ESC starts something
+                 * new: c is looked at again as the byte after an ESC (which
+                 * never comes back here, so this runs once per byte) */
                 r->state = ST_ESC;
-                i--; /* look at c again after that ESC */
+                goto again;
             }
             break;
         default:
