@@ -20,7 +20,10 @@ PROTO = {"sixel": "sixel", "kitty": "kitty", "iterm2": "iterm2", "iterm2-env": "
 # picture the stream draws against the PNG scaled to its size, at most.
 # Chosen from the measurements printed by the tests (see the docstrings
 # of the tests) with a margin; a wrong picture measures far above them.
-BOUND = {"sixel": 8.0, "kitty": 4.0, "iterm2": 4.0, "symbols": 5.0, "symbols256": 10.0}
+BOUND = {"sixel": 8.0, "kitty": 4.0, "iterm2": 4.0, "symbols": 5.0, "symbols256": 40.0}
+# Character art must also correlate with the PNG (luma, Pearson) at least
+# this much: measured 0.92-1.00; an unrelated picture -0.03-0.09.
+MIN_CORRELATION = 0.8
 
 
 def art_palette(term):
@@ -31,13 +34,12 @@ def art_palette(term):
 
 
 def drawn(res):
-    """(the picture the run drew or None, its palette for mean_abs_error,
-    its bound): the one protocol picture, else the character art."""
+    """(the picture the run drew or None, its bound): the one protocol
+    picture, else the character art."""
     pics = term_images.pictures(res.term)
-    if pics: return pics[0], None, BOUND[pics[0].proto]
+    if pics: return pics[0], BOUND[pics[0].proto]
     art = term_images.cell_art(res.term.screen)
-    pal = art_palette(res.term)
-    return art, pal, BOUND["symbols256" if pal == 256 else "symbols"]
+    return art, BOUND["symbols256" if art_palette(res.term) == 256 else "symbols"]
 
 
 class Checks:
@@ -144,11 +146,14 @@ def judge(c, res, want, ref, label, rows, cols, cell=(10, 20), fill=None, bound=
         c.check(any(kinds.get(k) for k in ("38;2", "48;2", "38;5", "48;5")),
                 "%s: coloured cells (SGR 38;2 / 48;2 / 38;5 / 48;5)" % label, repr(kinds))
         pal = art_palette(res.term)
-        err = term_images.mean_abs_error(art, rw, rh, rrgb, pal)
+        err = term_images.mean_abs_error(art, rw, rh, rrgb)
+        corr = term_images.luma_correlation(art, rw, rh, rrgb)
         b = bound if bound is not None else BOUND["symbols256" if pal == 256 else "symbols"]
-        print("# %s: symbols %dx%d cells (%d symbols), colours %r, mean abs colour error %.2f%s (bound %g)" % (
-            label, art.w, art.h, art.info["symbols"], kinds, err, " against the PNG in 256 colours" if pal else "", b))
+        print("# %s: symbols %dx%d cells (%d symbols), colours %r, mean abs colour error %.2f (bound %g), "
+              "luma correlation %.3f (at least %g)" % (label, art.w, art.h, art.info["symbols"], kinds, err, b, corr,
+                                                       MIN_CORRELATION))
         c.check(err < b, "%s: the character art is the PNG (error %.2f < %g)" % (label, err, b))
+        c.check(corr >= MIN_CORRELATION, "%s: the character art follows the PNG (luma correlation %.3f)" % (label, corr))
         c.check(art.h <= rows and art.w <= cols, "%s: the art fits the %dx%d grid" % (label, cols, rows),
                 "%dx%d cells" % (art.w, art.h))
         ew, eh = art.w * cw, art.h * ch

@@ -19,11 +19,11 @@ one pixel a cell, the colour the cell shows on average (its symbol's ink
 coverage mixing foreground and background), over the bounding box of
 the cells drawn with a colour.
 
-mean_abs_error(pic, ref_w, ref_h, ref_rgb, palette=None): the reference is
-scaled to the picture's size by area averaging (each output pixel the mean
-of the input area it covers), for character art in 256 colours
-(palette=256) mapped to the nearest of those colours, then the mean
-absolute difference over every channel of every pixel, 0..255.
+mean_abs_error(pic, ref_w, ref_h, ref_rgb): the reference is scaled to the
+picture's size by area averaging (each output pixel the mean of the input
+area it covers), then the mean absolute difference over every channel of
+every pixel, 0..255. luma_correlation(...): the Pearson correlation of
+their luma, which a palette's colour shifts leave near 1.
 """
 import base64, os, re, subprocess, sys, tempfile, zlib
 
@@ -226,32 +226,22 @@ def area_scale(w, h, rgb, ow, oh):
     return out
 
 
-_XTERM256 = None
-
-
-def quantize_256(values):
-    """Each RGB triple of `values` replaced by the nearest colour of the
-    xterm 256-colour palette's cube and grey ramp (16..255: the first 16 are
-    each terminal's own), as character art in 256 colours must show it."""
-    global _XTERM256
-    if _XTERM256 is None:
-        import fake_term
-        _XTERM256 = [fake_term.xterm_color(i) for i in range(16, 256)]
-    out, memo = [], {}
-    for i in range(0, len(values), 3):
-        key = tuple(int(round(v)) for v in values[i:i + 3])
-        if key not in memo:
-            memo[key] = min(_XTERM256, key=lambda p: (p[0] - key[0]) ** 2 + (p[1] - key[1]) ** 2 + (p[2] - key[2]) ** 2)
-        out.extend(memo[key])
-    return out
-
-
-def mean_abs_error(pic, ref_w, ref_h, ref_rgb, palette=None):
-    """palette 256: the scaled reference is first quantized to the xterm 256
-    colours (the best that art in 256 colours can do without dithering)."""
+def mean_abs_error(pic, ref_w, ref_h, ref_rgb):
     scaled = area_scale(ref_w, ref_h, ref_rgb, pic.w, pic.h)
-    if palette == 256: scaled = quantize_256(scaled)
     return sum(abs(a - b) for a, b in zip(pic.rgb, scaled)) / len(scaled)
+
+
+def luma_correlation(pic, ref_w, ref_h, ref_rgb):
+    """Pearson correlation of the luma (BT.601) of the picture and of the
+    reference scaled to it: 1 for the same picture whatever its palette or
+    dither does to the colours, near 0 for an unrelated one."""
+    scaled = area_scale(ref_w, ref_h, ref_rgb, pic.w, pic.h)
+    luma = lambda v: [0.299 * v[i] + 0.587 * v[i + 1] + 0.114 * v[i + 2] for i in range(0, len(v), 3)]
+    a, b = luma(pic.rgb), luma(scaled)
+    n = len(a); ma, mb = sum(a) / n, sum(b) / n
+    va = sum((x - ma) ** 2 for x in a); vb = sum((y - mb) ** 2 for y in b)
+    if va == 0 or vb == 0: return 0.0
+    return sum((x - ma) * (y - mb) for x, y in zip(a, b)) / (va * vb) ** 0.5
 
 
 def scaled_png(pic, ref_w, ref_h, ref_rgb, path):
