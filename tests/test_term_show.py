@@ -17,11 +17,14 @@ terminals tests/fake_term.py plays (issue 13, acceptance):
   picture keeps within the 1000x1000 pixels XTSMGRAPHICS allows;
 - the same with every reply split into 1-byte reads, and with --graphics /
   PETREL_GRAPHICS forcing each protocol whatever the terminal said;
+- two pictures, by one `show A B` and by two commands: both drawn, in
+  order, each its PNG; kitty never gets an image id twice (it would replace
+  the first picture with the second, placements and all);
 - SIGINT, SIGTERM or SIGHUP while the probe waits for a silent terminal:
   petrel ends by the signal and the tty is not left raw.
 """
 import os, signal
-from term_check import BIN, DATA, PROTO, Checks, describe, fake_term, judge, read_png, term_images
+from term_check import BIN, BOUND, DATA, PROTO, Checks, describe, fake_term, judge, read_png, term_images
 
 c = Checks()
 CARD = os.path.join(DATA, "pictures", "card-120x90.png")
@@ -89,6 +92,28 @@ for rows, cols in ((24, 80), (15, 40)):
             res = fake_term.run([BIN, "show", png], pers, rows, cols, (10, 20), timeout=120)
             judge(c, res, PROTO[pers], refs[png], "show %s under %s %dx%d" % (os.path.basename(png), pers, cols, rows),
                   rows, cols, fill=(rows - 2, cols))
+
+# ---- two pictures, by one command and by two: both drawn, each its PNG, in
+# order; kitty's image ids never repeat (kitty replaces the image of an id
+# sent again, and every placement of it: the first picture would vanish)
+for pers in ("sixel", "kitty", "iterm2", "plain"):
+    for how, argv in (("show A B", [BIN, "show", CARD, DEMO]),
+                      ("show A; show B", ["sh", "-c", '"$0" show "$1"; "$0" show "$2"', BIN, CARD, DEMO])):
+        res = fake_term.run(argv, pers, 24, 80, (10, 20), timeout=120)
+        label = "%s under %s" % (how, pers)
+        c.check(res.rc == 0 and res.leaked == b"" and res.termios_before == res.termios_after,
+                label + ": exit 0, nothing left in the input, tty as before", "exit %r, unread %r" % (res.rc, res.leaked))
+        if pers == "plain":
+            c.check(b"\x1b[38;2;" in res.output, label + ": character art")
+            continue
+        pics = term_images.pictures(res.term)
+        if not c.check(len(pics) == 2, label + ": two pictures", repr(pics)):
+            continue
+        errs = [term_images.mean_abs_error(p, *refs[f]) for p, f in zip(pics, (CARD, DEMO))]
+        c.check(all(e < BOUND[pers] for e in errs), label + ": the card, then the demo picture (%.2f, %.2f)" % tuple(errs))
+        if pers == "kitty":
+            ids = [p.info.get("i") for p in pics if p.info.get("i") not in (None, "0")]
+            c.check(len(ids) == len(set(ids)), label + ": no kitty image id sent twice", "ids %r" % ids)
 
 # ---- a big window: sixel keeps to XTSMGRAPHICS' 1000x1000 (the grid is 2000x1200 pixels)
 res = fake_term.run([BIN, "show", CARD], "sixel", 60, 200, (10, 20), timeout=120)
