@@ -17,6 +17,7 @@ terminals tests/fake_term.py plays (issue 13, acceptance):
   picture keeps within the 1000x1000 pixels XTSMGRAPHICS allows;
 - the same with every reply split into 1-byte reads, and with --graphics /
   PETREL_GRAPHICS forcing each protocol whatever the terminal said;
+- text before the picture stays above it, text after it starts below it;
 - two pictures, by one `show A B` and by two commands: both drawn, in
   order, each its PNG; kitty never gets an image id twice (it would replace
   the first picture with the second, placements and all);
@@ -24,7 +25,7 @@ terminals tests/fake_term.py plays (issue 13, acceptance):
   petrel ends by the signal and the tty is not left raw.
 """
 import os, signal
-from term_check import BIN, BOUND, DATA, PROTO, Checks, describe, fake_term, judge, read_png, term_images
+from term_check import BIN, BOUND, DATA, PROTO, Checks, describe, extent, fake_term, judge, read_png, term_images
 
 c = Checks()
 CARD = os.path.join(DATA, "pictures", "card-120x90.png")
@@ -93,7 +94,8 @@ for rows, cols in ((24, 80), (15, 40)):
             judge(c, res, PROTO[pers], refs[png], "show %s under %s %dx%d" % (os.path.basename(png), pers, cols, rows),
                   rows, cols, fill=(rows - 2, cols))
 
-# ---- two pictures, by one command and by two: both drawn, each its PNG, in
+# ---- text before the picture stays above it, text after it starts below it;
+- two pictures, by one command and by two: both drawn, each its PNG, in
 # order; kitty's image ids never repeat (kitty replaces the image of an id
 # sent again, and every placement of it: the first picture would vanish)
 for pers in ("sixel", "kitty", "iterm2", "plain"):
@@ -114,6 +116,25 @@ for pers in ("sixel", "kitty", "iterm2", "plain"):
         if pers == "kitty":
             ids = [p.info.get("i") for p in pics if p.info.get("i") not in (None, "0")]
             c.check(len(ids) == len(set(ids)), label + ": no kitty image id sent twice", "ids %r" % ids)
+
+# ---- the cursor afterwards: text written before the picture stays above
+# it, text written after it starts on the line below its last row
+for pers in ("sixel", "kitty", "iterm2", "plain"):
+    for rows, cols in ((24, 80), (15, 40)):
+        res = fake_term.run(["sh", "-c", 'echo BEFORE; "$0" show "$1"; echo AFTER', BIN, CARD], pers, rows, cols,
+                            (10, 20), timeout=120)
+        lines = ["".join(cell[0] for cell in line) for line in res.term.screen.lines()]
+        before = [i for i, l in enumerate(lines) if l.startswith("BEFORE")]
+        after = [i for i, l in enumerate(lines) if l.startswith("AFTER")]
+        pics = term_images.pictures(res.term)
+        if pics:
+            prows = -(-int(extent(pics[0], 10, 20, rows, cols)[1]) // 20)
+        else:
+            art = term_images.cell_art(res.term.screen)
+            prows = art.h if art else -1
+        c.check(before == [0] and after == [1 + prows], "show under %s %dx%d: text before above the picture, text "
+                "after on the line below its %d rows" % (pers, cols, rows, prows),
+                "BEFORE on lines %r, AFTER on %r" % (before, after))
 
 # ---- a big window: sixel keeps to XTSMGRAPHICS' 1000x1000 (the grid is 2000x1200 pixels)
 res = fake_term.run([BIN, "show", CARD], "sixel", 60, 200, (10, 20), timeout=120)
