@@ -94,8 +94,7 @@ for rows, cols in ((24, 80), (15, 40)):
             judge(c, res, PROTO[pers], refs[png], "show %s under %s %dx%d" % (os.path.basename(png), pers, cols, rows),
                   rows, cols, fill=(rows - 2, cols))
 
-# ---- text before the picture stays above it, text after it starts below it;
-- two pictures, by one command and by two: both drawn, each its PNG, in
+# ---- two pictures, by one command and by two: both drawn, each its PNG, in
 # order; kitty's image ids never repeat (kitty replaces the image of an id
 # sent again, and every placement of it: the first picture would vanish)
 for pers in ("sixel", "kitty", "iterm2", "plain"):
