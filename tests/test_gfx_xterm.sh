@@ -42,11 +42,11 @@ echo "\$WINDOWID" >"$TMP/window"
 "$BIN" info --terminal >"$TMP/info" 2>&1
 "$BIN" imagine -p "a red circle above a blue square" --steps 10 -o "$TMP/x.png" --show 2>"$TMP/err"
 echo \$? >"$TMP/drawn"
-sleep 60
+sleep 400
 EOF
 xterm -ti vt340 -geometry 80x30 -fa Monospace -fs 10 -bg white -fg black -e bash "$TMP/run.sh" &
 xterm_pid=$!
-for _ in $(seq 1200); do [ -s "$TMP/drawn" ] && break; sleep 0.1; done
+for _ in $(seq 3000); do [ -s "$TMP/drawn" ] && break; sleep 0.1; done # 5 minutes: the ASan build takes 100 s
 sleep 0.5 # xterm draws what it read
 import -window "$(cat "$TMP/window" 2>/dev/null || echo root)" "PNG24:$TMP/shot.png" 2>/dev/null
 [ -n "${PETREL_GFX_DUMP:-}" ] && cp "$TMP/shot.png" "$PETREL_GFX_DUMP/xterm-imagine-show.png"
