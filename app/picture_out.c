@@ -29,7 +29,11 @@ bool picture_print(const pt_term_caps *caps, const pt_gfx_image *img, FILE *out)
     const int rows = caps->rows > 3 ? caps->rows - 2 : 1;
     pt_gfx_buf b = {0};
     int used_cols = 0, used_rows = 0;
-    if (!pt_gfx_encode(caps, img, caps->cols, rows, 1, &b, &used_cols, &used_rows)) {
+    /* id 0: no kitty image id. A picture in the scrollback is never redrawn,
+     * and kitty replaces the image of an id sent again, placements and all:
+     * with a fixed id, `show A B` (or the next command's picture) would
+     * turn the first picture into the second */
+    if (!pt_gfx_encode(caps, img, caps->cols, rows, 0, &b, &used_cols, &used_rows)) {
         pt_gfx_buf_free(&b);
         return false;
     }

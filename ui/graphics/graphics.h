@@ -100,7 +100,8 @@ typedef struct pt_gfx_image {
  * DECSC/DECRC around the picture, kitty draws with C=1). The block must
  * fit on the screen below the cursor: a picture that scrolls the screen
  * leaves the restored cursor on the wrong row. id (> 0) names the picture
- * for kitty, so drawing the same id again replaces it. *used_cols /
+ * for kitty, so drawing the same id again replaces it; id 0 sends none (a
+ * picture never redrawn, as the CLI's in the scrollback). *used_cols /
  * *used_rows (may be NULL) get the block the picture covers. With
  * caps->wrap_tmux the picture's escape sequences are wrapped in tmux's
  * DCS passthrough. NONE appends a one-line "[picture WxH]" cut to cols. False

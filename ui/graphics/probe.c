@@ -7,9 +7,14 @@
  * on the screen nor wait in the input; the mode is restored with
  * TCSAFLUSH, which also drops anything that arrived since the last read.
  * Keys typed during the probe (at most the timeout) are dropped with it.
+ * The signals that end a program (INT, TERM, HUP, QUIT) and TSTP are
+ * blocked while the tty is raw: one that comes then is delivered once the
+ * mode is restored, so a kill during the probe never leaves the terminal raw.
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -73,12 +78,23 @@ static bool write_all(int fd, const char *p, size_t n) {
 static void query(int fd, const char *term, bool multiplexer, int timeout_ms, pt_gfx_replies *r) {
     struct termios saved, raw;
     if (tcgetattr(fd, &saved) != 0) return;
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGQUIT);
+    sigaddset(&block, SIGTSTP);
+    pthread_sigmask(SIG_BLOCK, &block, &old_mask);
     raw = saved;
     raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO | ISIG | IEXTEN);
     raw.c_iflag &= ~(tcflag_t)(IXON | ICRNL);
     raw.c_cc[VMIN] = 0;
     raw.c_cc[VTIME] = 0;
-    if (tcsetattr(fd, TCSANOW, &raw) != 0) return;
+    if (tcsetattr(fd, TCSANOW, &raw) != 0) {
+        pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+        return;
+    }
     const bool linux_console = term && !strcmp(term, "linux");
     const char *q = linux_console ? QUERIES_PLAIN : multiplexer ? QUERIES_NO_APC : QUERIES;
     if (write_all(fd, q, strlen(q))) {
@@ -98,6 +114,7 @@ static void query(int fd, const char *term, bool multiplexer, int timeout_ms, pt
         }
     }
     tcsetattr(fd, TCSAFLUSH, &saved);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL); /* a pending signal lands now */
 }
 
 void pt_gfx_probe(int fd, pt_gfx_proto want, int timeout_ms, pt_term_caps *caps) {
