@@ -1,10 +1,13 @@
 # cli_lib.sh — shared by the shell tests that drive the petrel binary
 # (sourced; the name keeps it out of the test glob). Sets BIN, MODEL, TMP
 # (removed on exit) and the counters; gives ok/bad, expect_exit and
-# one_line_error. Fails (never skips) when the model is missing.
+# one_line_error. Fails (never skips) when the model is missing, unless the
+# test says it needs none (CLI_LIB_NO_MODEL=1 before sourcing).
 BIN=${PETREL_BIN:?PETREL_BIN not set}
-MODEL=${PETREL_SMOLLM2:-${XDG_DATA_HOME:-$HOME/.local/share}/petrel/models/SmolLM2-135M-Instruct.Q4_1.gguf}
-[ -r "$MODEL" ] || { echo "model not found: $MODEL (run tools/fetch_model.py)"; echo "0 passed, 1 failed"; exit 1; }
+if [ -z "${CLI_LIB_NO_MODEL:-}" ]; then
+    MODEL=${PETREL_SMOLLM2:-${XDG_DATA_HOME:-$HOME/.local/share}/petrel/models/SmolLM2-135M-Instruct.Q4_1.gguf}
+    [ -r "$MODEL" ] || { echo "model not found: $MODEL (run tools/fetch_model.py)"; echo "0 passed, 1 failed"; exit 1; }
+fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 passed=0 failed=0

@@ -10,24 +10,9 @@
 #     a terminal answering byte by byte and one answering nothing): the
 #     protocol chosen, the cell size used, the time a silent terminal
 #     costs, and no reply left in the input for the next program to read.
-BIN=${PETREL_BIN:?PETREL_BIN not set}
 DATA=${PETREL_TEST_DATA:?PETREL_TEST_DATA not set}
 HERE=$(cd "$(dirname "$0")" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-# expect_exit CODE DESCRIPTION -- command...   (stdout in $TMP/out, stderr in $TMP/err)
-expect_exit() {
-    local want=$1 what=$2; shift 3
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, want $want; stderr: $(head -c 400 "$TMP/err")"; fi
-}
-one_line_error() {
-    if [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q '^petrel: ' "$TMP/err"; then ok; else bad "$1: stderr is not one 'petrel: ' line: $(cat "$TMP/err")"; fi
-}
+CLI_LIB_NO_MODEL=1 . "$HERE/cli_lib.sh"   # BIN, TMP, ok/bad, expect_exit, one_line_error
 check() { # DESCRIPTION -- command... (passes when the command succeeds)
     local what=$1; shift 2
     if "$@"; then ok; else bad "$what"; fi

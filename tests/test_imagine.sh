@@ -5,27 +5,11 @@
 # another seed other pixels; every bad input is one "petrel: " line, a
 # non-zero exit and no output file (nor a temporary one); Ctrl-C leaves
 # nothing and exits 130.
-BIN=${PETREL_BIN:?PETREL_BIN not set}
 DATA=${PETREL_TEST_DATA:?PETREL_TEST_DATA not set}
 [ -d "$DATA/sd-tiny/model" ] || { echo "fixture not found: $DATA/sd-tiny/model"; echo "0 passed, 1 failed"; exit 1; }
 MODEL=$(cd "$DATA/sd-tiny/model" && pwd)   # absolute: the test links to its parts
 TAESD=$(cd "$DATA/sd-tiny/taesd" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-
-# expect_exit CODE DESCRIPTION -- command...   (stdout in $TMP/out, stderr in $TMP/err)
-expect_exit() {
-    local want=$1 what=$2; shift 3
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, want $want; stderr: $(head -c 400 "$TMP/err")"; fi
-}
-one_line_error() {
-    if [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q '^petrel: ' "$TMP/err"; then ok; else bad "$1: stderr is not one 'petrel: ' line: $(cat "$TMP/err")"; fi
-}
+CLI_LIB_NO_MODEL=1 . "$(dirname "$0")/cli_lib.sh"   # TMP, ok/bad, expect_exit, one_line_error
 
 # $TMP/png.py info FILE: checks the PNG's signature, chunk CRCs and zlib
 # stream, undoes the scanline filters and prints "WIDTH HEIGHT

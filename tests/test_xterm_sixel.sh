@@ -124,10 +124,15 @@ run_in_xterm xterm-sixel "${GEN[@]}" -s 1 -o "$TMP/seed1.png" --show
 shot xterm-sixel "$TMP/seed1.png" "$TMP/seed2.png"
 stop_xterm
 
-# ---- show, the test card
-run_in_xterm xterm-sixel-card "$BIN" show "$DATA/pictures/card-120x90.png"
+# ---- show, the test card; first what the probe finds in a real xterm
+run_in_xterm xterm-sixel-card sh -c '"$1" info --terminal >"$2" 2>&1 && exec "$1" show "$3"' sh \
+    "$BIN" "$TMP/info" "$DATA/pictures/card-120x90.png"
 shot xterm-sixel-card "$DATA/pictures/card-120x90.png" "$DATA/pictures/demo-128.png"
 stop_xterm
+grep -q "^graphics: sixel$" "$TMP/info" && ok "info --terminal: xterm -ti vt340 draws sixel" ||
+    bad "xterm -ti vt340 is not found to do sixel: $(cat "$TMP/info")"
+grep -q "^answered: yes" "$TMP/info" && grep -q "^version: XTerm(" "$TMP/info" &&
+    ok "info --terminal: xterm's DA1 and XTVERSION read" || bad "xterm's DA1 / XTVERSION not read: $(cat "$TMP/info")"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
