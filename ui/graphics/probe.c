@@ -127,6 +127,18 @@ void pt_gfx_probe(int fd, pt_gfx_proto want, int timeout_ms, pt_term_caps *caps)
         .wezterm = getenv("WEZTERM_PANE") != NULL,
         .tmux = getenv("TMUX") && *getenv("TMUX"),
     };
+    /* A background job that touches the tty's modes is stopped (SIGTTOU):
+     * only the foreground process group asks. */
+    env.tty = fd >= 0 && isatty(fd) && !(env.term && !strcmp(env.term, "dumb")) &&
+              tcgetpgrp(fd) == getpgrp();
+    pt_gfx_replies r;
+    pt_gfx_replies_init(&r);
+    if (env.tty && want != PT_GFX_NONE) {
+        if (env.tmux) env.passthrough = pt_gfx_tmux_passthrough(300); /* tmux answers in ms */
+        const bool screen = env.term && !strncmp(env.term, "screen", 6);
+        query(fd, env.term, env.tmux || screen, timeout_ms < 0 ? 0 : timeout_ms, &r);
+    }
+    /* the grid after the replies, so a resize during the probe is seen */
     struct winsize ws;
     if (fd >= 0 && ioctl(fd, TIOCGWINSZ, &ws) == 0) {
         env.ws_cols = ws.ws_col;
@@ -138,17 +150,6 @@ void pt_gfx_probe(int fd, pt_gfx_proto want, int timeout_ms, pt_term_caps *caps)
         const char *c = getenv("COLUMNS"), *l = getenv("LINES");
         env.ws_cols = c ? atoi(c) : 0;
         env.ws_rows = l ? atoi(l) : 0;
-    }
-    /* A background job that touches the tty's modes is stopped (SIGTTOU):
-     * only the foreground process group asks. */
-    env.tty = fd >= 0 && isatty(fd) && !(env.term && !strcmp(env.term, "dumb")) &&
-              tcgetpgrp(fd) == getpgrp();
-    pt_gfx_replies r;
-    pt_gfx_replies_init(&r);
-    if (env.tty && want != PT_GFX_NONE) {
-        if (env.tmux) env.passthrough = pt_gfx_tmux_passthrough(300); /* tmux answers in ms */
-        const bool screen = env.term && !strncmp(env.term, "screen", 6);
-        query(fd, env.term, env.tmux || screen, timeout_ms < 0 ? 0 : timeout_ms, &r);
     }
     pt_gfx_decide(&r, &env, want, caps);
 }
