@@ -96,13 +96,13 @@ import struct,sys; d=open(sys.argv[1],'rb').read(); w,h=struct.unpack('>II',d[16
 fi
 expect_exit 0 "kitty into a file" -- "$BIN" show --graphics kitty "$TMP/good.png"
 check "kitty: keys, chunks and an RGB payload like the PNG" -- python3 - "$TMP/out" <<'EOF'
-import base64, re, sys
+import base64, re, sys, zlib
 b = open(sys.argv[1], "rb").read()
 codes = re.findall(rb"\033_G([^;]*);([^\033]*)\033\\", b)
 first = codes[0][0].decode()
-assert first.startswith("a=T,f=24,s=300,v=200,") and "q=2" in first and "C=1" in first and "i=" not in first, first
-assert len(codes) > 1 and all(len(p) <= 4096 for _, p in codes) and codes[-1][0] == b"m=0,q=2", codes[-1][0]
-rgb = base64.b64decode(b"".join(p for _, p in codes))
+assert first.startswith("a=T,f=24,o=z,s=300,v=200,") and "q=2" in first and "C=1" in first and "i=" not in first, first
+assert all(len(p) <= 4096 for _, p in codes) and (len(codes) == 1 or codes[-1][0] == b"m=0,q=2"), codes[-1][0]
+rgb = zlib.decompress(base64.b64decode(b"".join(p for _, p in codes)))
 assert len(rgb) == 300 * 200 * 3, len(rgb)
 # the scaled gradient keeps the source's mean colour (127.5, 127.5, 128)
 means = [sum(rgb[c::3]) / (300 * 200) for c in range(3)]
@@ -174,7 +174,7 @@ check "show on xterm" -- fake xterm -- "$BIN" show "$TMP/good.png"
 check "show on xterm: sixel of 429x286" -- grep -qa '"1;1;429;286#' "$TMP/tty"
 check "show on kitty" -- fake kitty -- "$BIN" show "$TMP/good.png"
 # kitty's cells 10x20: 80x22 cells are 800x440 pixels, the 96x64 fits as 660x440
-check "show on kitty: kitty at 10x20 cells" -- grep -qa $'\033_Ga=T,f=24,s=660,v=440,r=22,' "$TMP/tty"
+check "show on kitty: kitty at 10x20 cells" -- grep -qa $'\033_Ga=T,f=24,o=z,s=660,v=440,r=22,' "$TMP/tty"
 check "show on silent terminal: symbols" -- fake silent -- env PETREL_PROBE_TIMEOUT_MS=100 "$BIN" show "$TMP/good.png"
 check "show on silent terminal: no picture protocol" -- bash -c "! grep -qa -e $'\033P' -e $'\033_Ga=T' -e '1337;File' '$TMP/tty'"
 
@@ -213,7 +213,7 @@ if [ -d "$DATA/sd-tiny/model" ]; then
     expect_exit 0 "imagine --show --graphics kitty" -- "$BIN" imagine -m "$DATA/sd-tiny/model" -p "a red circle" \
         --steps 1 -W 64 -H 64 -o "$TMP/i.png" --show --graphics kitty
     check "imagine --show: the PNG is saved" -- test -s "$TMP/i.png"
-    check "imagine --show: a kitty picture of the 64x64 image on stdout" -- grep -qa $'\033_Ga=T,f=24,s=200,v=200,' "$TMP/out"
+    check "imagine --show: a kitty picture of the 64x64 image on stdout" -- grep -qa $'\033_Ga=T,f=24,o=z,s=200,v=200,' "$TMP/out"
     expect_exit 0 "imagine --show into a pipe" -- "$BIN" imagine -m "$DATA/sd-tiny/model" -p "a red circle" \
         --steps 1 -W 64 -H 64 -o "$TMP/j.png" --show
     check "imagine --show into a pipe: nothing on stdout" -- test ! -s "$TMP/out"
