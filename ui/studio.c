@@ -151,10 +151,12 @@ static void job_done(pt_app *a, pt_ui_event *ev) {
     pt_img_summary(&p->set, sum, sizeof sum);
     say(a, false, "picture %u done in %.1fs (%s)", p->id, p->seconds, sum);
     if (s->for_chat) {
-        char caption[PT_IMG_PROMPT_CAP + 256], shown[PT_IMG_PROMPT_CAP + 256];
-        snprintf(caption, sizeof caption, "%.1800s\n%s", p->set.prompt, sum);
-        pt_shown(caption, shown, sizeof shown);
-        if (pt_convo_add_picture(&a->convo, shown, p->id, p->w, p->h) >= 0) a->scroll = 0;
+        /* the prompt escaped for the screen (a newline in it stays on its
+         * line), then the settings on a line of their own */
+        char shown[PT_IMG_PROMPT_CAP], caption[PT_IMG_PROMPT_CAP + 256];
+        pt_shown(p->set.prompt, shown, sizeof shown);
+        snprintf(caption, sizeof caption, "%.1800s\n%s", shown, sum);
+        if (pt_convo_add_picture(&a->convo, caption, p->id, p->w, p->h) >= 0) a->scroll = 0;
     }
 }
 

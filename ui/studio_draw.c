@@ -104,39 +104,34 @@ static void draw_label(const pt_app *a, int y, int x, int field, int max) {
 
 /* ---- progress ---- */
 
-static void draw_progress(pt_app *a, int y, int x, int w) {
+/* Two rows (bar, then step / it/s / ETA) or one (a short bar and the
+ * text, or the text alone when narrow). */
+static void draw_progress(pt_app *a, int y, int x, int w, int rows) {
     const pt_studio *s = &a->studio;
     if (w < 8) return;
     if (!s->running) {
         const pt_picture *p = s->sel >= 0 && s->sel < a->gal.n ? &a->gal.items[s->sel] : NULL;
-        if (p) {
-            char buf[64];
-            snprintf(buf, sizeof buf, "picture %u: %.1fs", p->id, p->seconds);
-            pt_put_str(y, x, buf, pt_attr(S_DIM), w);
-        } else {
-            pt_put_str(y, x, "idle: Enter draws", pt_attr(S_DIM), w);
-        }
+        char buf[64];
+        if (p) snprintf(buf, sizeof buf, "picture %u: %.1fs", p->id, p->seconds);
+        else snprintf(buf, sizeof buf, "idle: Enter draws");
+        pt_put_str(y, x, buf, pt_attr(S_DIM), w);
         return;
     }
-    char text[160];
+    char text[160], line[200];
     pt_studio_progress_text(a, text, sizeof text);
     if (s->stop_requested) snprintf(text, sizeof text, "stopping...");
-    /* bar on its own when there is room for both, else the text only */
-    int bw = w >= 30 ? w / 3 : 0;
-    if (bw > 0 && s->total > 0) {
-        int fillc = (int)((long)bw * s->step / s->total);
-        pt_put_str(y, x, "[", pt_attr(S_BRACKET), 1);
-        for (int i = 0; i < bw - 2; i++)
-            pt_put_str(y, x + 1 + i, i < fillc * (bw - 2) / bw ? (pt_text_utf8() ? "\u2588" : "#") : " ",
-                       pt_attr(S_BAR1), 1);
-        pt_put_str(y, x + bw - 1, "]", pt_attr(S_BRACKET), 1);
-        x += bw + 1;
-        w -= bw + 1;
-    } else if (bw > 0) {
-        x += 0;
-    }
-    char line[200];
     snprintf(line, sizeof line, "%s %s", pt_spinner(), text);
+    int bw = rows >= 2 ? w : w >= 30 ? w / 3 : 0;
+    if (bw >= 4) {
+        int inner = bw - 2;
+        int fillc = s->total > 0 ? (int)((long)inner * s->step / s->total) : 0;
+        pt_put_str(y, x, "[", pt_attr(S_BRACKET), 1);
+        for (int i = 0; i < inner; i++)
+            pt_put_str(y, x + 1 + i, i < fillc ? (pt_text_utf8() ? "\u2588" : "#") : " ", pt_attr(S_BAR1), 1);
+        pt_put_str(y, x + bw - 1, "]", pt_attr(S_BRACKET), 1);
+        if (rows >= 2) { y++; }
+        else { x += bw + 1; w -= bw + 1; }
+    }
     pt_put_str(y, x, line, pt_attr(S_METER_TEXT), w);
 }
 
@@ -258,9 +253,9 @@ static void draw_keys(int y, int W) {
     static const char *const wide[][2] = {{"Enter", "Draw"}, {"Esc", "Stop"}, {"Tab", "Field"},
                                           {"F6/^X", "Chat"}, {"F1/^G", "Help"}, {"F10/^Q", "Quit"}};
     static const char *const narrow[][2] = {{"Enter", "Draw"}, {"Esc", "Stop"}, {"^X", "Chat"},
-                                            {"^G", "Help"}, {"^Q", "Quit"}};
+                                            {"^Q", "Quit"}, {"^G", "Help"}};
     bool w = W >= 64;
-    int n = w ? 6 : 5;
+    int n = w ? 6 : W >= 44 ? 5 : 4;
     pt_fill(y, 0, W - 1, pt_attr(S_KEY_LABEL));
     int x = 0;
     for (int i = 0; i < n && x < W - 1; i++) {
@@ -287,7 +282,7 @@ static void draw_wide(pt_app *a, int W, int H, int *cy, int *cx) {
     y += 2;
     for (int f = SF_STEPS; f <= SF_SAMPLER && y < body_end - 2; f++) draw_chip(a, y++, 1, f, 8, lw - 1);
     y++;
-    if (y < body_end) draw_progress(a, y, 1, lw - 1);
+    if (y < body_end) draw_progress(a, y, 1, lw - 1, y + 1 < body_end ? 2 : 1);
     /* the picture: right of the form, or the whole body when large */
     if (s->large) draw_picture(a, 1, 1, W - 2, body_end - 1);
     else draw_picture(a, 1, lw + 1, W - lw - 2, body_end - 1);
@@ -316,7 +311,7 @@ static void draw_narrow(pt_app *a, int W, int H, int *cy, int *cx) {
         x += draw_chip(a, y, x, f, 0, W - 1 - x) + 1;
     }
     y++;
-    draw_progress(a, y++, 0, W - 1);
+    draw_progress(a, y++, 0, W - 1, 1);
     int pic_rows = H - 3 - y;
     draw_picture(a, y, 0, W - 1, pic_rows);
     draw_gallery(a, H - 3, W, 1);
