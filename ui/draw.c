@@ -674,9 +674,10 @@ void pt_draw(pt_app *a) {
     int W = COLS, H = LINES;
     erase();
     pictures_begin(a, W, H);
-    /* a picture block takes at most half the rows a transcript has at 24
-     * lines, a third of a taller one's; 1 row (a placeholder) without pictures */
-    a->tr.pic_max_rows = a->caps.proto == PT_GFX_NONE ? 1 : H >= 24 ? 10 : H / 2 > 3 ? H / 2 : 3;
+    /* a picture block takes 10 rows from 24 lines up, a third of the
+     * screen below (so a whole picture message fits in a 40x15
+     * transcript); 1 row (a placeholder) without pictures */
+    a->tr.pic_max_rows = a->caps.proto == PT_GFX_NONE ? 1 : H >= 24 ? 10 : H / 3 > 3 ? H / 3 : 3;
     if (W < 20 || H < 6) {
         put_str(0, 0, "petrel: enlarge", pt_attr(S_NORMAL), W);
         putf(1 < H ? 1 : 0, 0, pt_attr(S_DIM), W, "%dx%d", W, H);

@@ -97,8 +97,11 @@ static int draw_chip(const pt_app *a, int y, int x, int field, int name_w, int m
     return used;
 }
 
+/* A field's name; the focused one is marked in the column before it too
+ * (seen without colour, and by the tests). */
 static void draw_label(const pt_app *a, int y, int x, int field, int max) {
     bool focus = a->studio.field == field;
+    if (focus && x > 0) pt_put_str(y, x - 1, pt_text_utf8() ? "\u25b8" : ">", pt_attr(S_CAPTION), 1);
     pt_put_str(y, x, field_names[field], focus ? pt_attr(S_SELECT) : pt_attr(S_CAPTION), max);
 }
 
@@ -280,7 +283,10 @@ static void draw_wide(pt_app *a, int W, int H, int *cy, int *cx) {
     draw_label(a, y++, 1, SF_NEGATIVE, lw - 1);
     pt_draw_editor(&s->negative, y, 2, 1, lw - 2, "what not to draw", s->field == SF_NEGATIVE, cy, cx);
     y += 2;
-    for (int f = SF_STEPS; f <= SF_SAMPLER && y < body_end - 2; f++) draw_chip(a, y++, 1, f, 8, lw - 1);
+    for (int f = SF_STEPS; f <= SF_SAMPLER && y < body_end - 2; f++) {
+        if (s->field == f) pt_put_str(y, 0, pt_text_utf8() ? "\u25b8" : ">", pt_attr(S_CAPTION), 1);
+        draw_chip(a, y++, 1, f, 8, lw - 1);
+    }
     y++;
     if (y < body_end) draw_progress(a, y, 1, lw - 1, y + 1 < body_end ? 2 : 1);
     /* the picture: right of the form, or the whole body when large */

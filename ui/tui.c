@@ -835,7 +835,8 @@ int pt_ui_run(const pt_ui_options *opts) {
     }
     if (opts->demo) toggle_demo(a);
     if (bad_graphics)
-        pt_app_status(a, true, "PETREL_GRAPHICS: unknown \"%.40s\" (auto, sixel, kitty, iterm2, symbols, none)", gname);
+        note(a, true, "PETREL_GRAPHICS: unknown \"%.40s\" (auto, sixel, kitty, iterm2, symbols, none): "
+                      "pictures picked by the probe", gname);
 
     a->dirty = true;
     bool hangup = false;
