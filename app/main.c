@@ -25,6 +25,7 @@ static void usage(FILE *f) {
           "  info       describe a GGUF model\n"
           "  bench      measure prefill and decode speed (llama-bench compatible)\n"
           "  imagine    generate an image from a prompt (PNG)\n"
+          "  show       draw PNG/JPEG files in the terminal (sixel, kitty, iTerm2, characters)\n"
           "app options:\n"
           "  -m, --model PATH   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
           "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
@@ -47,6 +48,7 @@ static const command COMMANDS[] = {
     {"info", cmd_info},
     {"bench", cmd_bench},
     {"imagine", cmd_imagine},
+    {"show", cmd_show},
 };
 
 /* No subcommand: the full-screen app (or, in a build without it, the

@@ -15,7 +15,8 @@
 # PETREL_SCREENS=DIR also writes screen captures (-e and plain) there.
 . "$(dirname "$0")/tui_lib.sh"
 tui_setup
-HALF='▀'                          # the character art's half blocks
+# Rows of character art: 6 block, box-drawing or braille characters in a
+# row (what libchafa draws with), the status rule (all ─) not counted
 IMAGES=$TUI_DATA/petrel/images
 
 capture() {   # capture NAME: keep the screen (escapes and plain) when asked
@@ -24,8 +25,13 @@ capture() {   # capture NAME: keep the screen (escapes and plain) when asked
     tui_screen_escapes > "$PETREL_SCREENS/$1.txt"
     tui_screen > "$PETREL_SCREENS/$1.plain.txt"
 }
-half_rows() { tui_screen | grep -c "$HALF$HALF$HALF"; }
-has_half_rows() { [ "$(half_rows)" -ge "$1" ]; }
+art_rows() {
+    tui_screen | python3 -c '
+import re, sys
+art = re.compile("[\u2580-\u259f\u2501-\u257f\u2800-\u28ff]{6}")
+print(sum(1 for l in sys.stdin.read().splitlines() if art.search(l.replace("\u2500", " "))))'
+}
+has_art_rows() { [ "$(art_rows)" -ge "$1" ]; }
 # Fields in Tab order: Prompt Negative Steps CFG Seed Size Sampler
 # Gallery; the focused one is marked with ▸ (wide layout). tab N moves
 # the focus N fields on; focus_prompt tabs until the prompt has it.
@@ -68,7 +74,7 @@ tui_type "a red square"
 tui_check "steps 4 and size 64x64 set by keys" form 4 64
 tui_keys Enter
 tui_check "the picture is drawn" tui_wait 'picture 1 done in' 120
-tui_check "the picture shows as character art (8+ rows)" tui_poll 10 0.1 has_half_rows 8
+tui_check "the picture shows as character art (8+ rows)" tui_poll 10 0.1 has_art_rows 8
 tui_check "the gallery holds it with its settings" \
     tui_wait 'seed 42, 4 steps, cfg [0-9.]+, 64x64, .*: a red square' 5
 capture studio-80x24
@@ -78,7 +84,7 @@ tui_check "steps 40, size 512x512" form 40 512
 tui_keys Enter
 tui_check "progress: step, it/s and ETA" tui_wait 'step [0-9]+/40 +[0-9.]+ (it/s|s/it) +ETA [0-9]+:[0-9]{2}' 120
 tui_check "progress bar drawn" tui_screen_has '^ \[█*  *\]'
-tui_check "the preview forms (character art while running)" tui_poll 10 0.1 has_half_rows 8
+tui_check "the preview forms (character art while running)" tui_poll 10 0.1 has_art_rows 8
 capture studio-progress-80x24
 tui_keys Escape
 tui_check "Esc stops the job mid-way, nothing kept" tui_wait 'stopped at step [0-9]+ of 40: nothing kept' 60
@@ -110,7 +116,7 @@ tui_check "the gallery takes the focus, its keys are listed" tui_wait 'v view +s
 tui_keys Left
 tui_check "Left on the gallery selects the earlier picture" tui_wait 'Gallery ◂ 1/2 ▸' 5
 tui_keys v
-tui_check "v views it large (more rows of art)" tui_poll 10 0.1 has_half_rows 15
+tui_check "v views it large (more rows of art)" tui_poll 10 0.1 has_art_rows 15
 capture studio-large-80x24
 tui_keys v
 tui_keys s
@@ -133,11 +139,11 @@ tui_check "the re-roll's seed differs (${seed3:-none})" [ -n "$seed3" ] && [ "$s
 # --- /imagine in the chat ----------------------------------------------------------
 tui_keys F6
 tui_check "F6 goes back to the chat" tui_wait '^ petrel Smollm2' 10
-tui_check "no studio art left on the chat screen" tui_poll 10 0.1 tui_not has_half_rows 1
+tui_check "no studio art left on the chat screen" tui_poll 10 0.1 tui_not has_art_rows 1
 tui_type "/imagine a green triangle"; tui_keys Enter
 tui_check "the picture message arrives in the transcript" tui_wait '^picture$' 120
 tui_check "its caption" tui_wait '^  a green triangle$' 5
-tui_check "its picture rows (character art inline)" tui_poll 10 0.1 has_half_rows 5
+tui_check "its picture rows (character art inline)" tui_poll 10 0.1 has_art_rows 5
 capture chat-imagine-80x24
 tui_type "hello"; tui_keys Enter
 tui_check "a chat turn after the picture" tui_wait '(end of reply|length limit)' 120
@@ -179,14 +185,14 @@ tui_check "stacked fields at 40x15" tui_wait '^Steps 4 CFG' 5
 tui_check "size 64x64 at 40x15" tui_wait 'Size 64x64' 5
 tui_keys Enter
 tui_check "drawn at 40x15" tui_wait 'picture 1 done' 120
-tui_check "a smaller picture (4+ art rows)" tui_poll 10 0.1 has_half_rows 4
+tui_check "a smaller picture (4+ art rows)" tui_poll 10 0.1 has_art_rows 4
 tui_check "15 rows used" [ "$(tui_screen | wc -l)" -eq 15 ]
 tui_check "the footer fits" tui_screen_has '^Enter Draw Esc Stop \^X Chat \^Q Quit'
 capture studio-40x15
 tui_keys C-x
 tui_type "/imagine a yellow square"; tui_keys Enter
 tui_check "/imagine at 40x15" tui_wait '^picture$' 120
-tui_check "inline art at 40x15" tui_poll 10 0.1 has_half_rows 3
+tui_check "inline art at 40x15" tui_poll 10 0.1 has_art_rows 3
 capture chat-imagine-40x15
 tui_keys C-q
 tui_check "^Q quits" tui_wait_dead 60
@@ -196,7 +202,7 @@ tui_start 80 24 "$PETREL" PETREL_GRAPHICS=none
 tui_wait_ready 120
 tui_type "/imagine a red square"; tui_keys Enter
 tui_check "chat placeholder with the size" tui_wait '^  \[picture 256x256\]' 120
-tui_check "no character art" tui_not has_half_rows 1
+tui_check "no character art" tui_not has_art_rows 1
 tui_keys F6
 tui_check "studio placeholder with the size" tui_wait '\[picture 1, 256x256\]' 10
 capture studio-none-80x24

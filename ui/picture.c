@@ -12,8 +12,10 @@
  *  2. Pictures are written AFTER doupdate, so ncurses' output of the frame
  *     never comes after (over) them, all of a frame's pictures in ONE
  *     write() of a pt_gfx_buf (no flicker, no interleaving with curses).
- *     The cursor is saved (DECSC) before and restored (DECRC) after, so it
- *     is where ncurses left it, with the attributes ncurses believes set.
+ *     Afterwards the cursor is put back where ncurses left it (curscr's
+ *     cursor) with normal attributes, as doupdate leaves the terminal, so
+ *     ncurses' idea of the terminal stays true. (Not DECSC/DECRC around
+ *     the whole write: the encoders use that one slot themselves.)
  *  3. ncurses must never move what is on screen by itself: idlok is off
  *     and scrollok is off (term.c), so it never scrolls a region or
  *     inserts/deletes lines (which would carry our pixels along or leave

@@ -36,7 +36,6 @@ void pt_pic_after_update(pt_pic_layer *L, const pt_term_caps *caps, const pt_pic
         return;
     }
     pt_gfx_buf b = {0};
-    pt_gfx_buf_append(&b, "\0337", 2);   /* DECSC: ncurses' cursor and attributes */
     for (int i = 0; i < p->n_wipe; i++) pt_gfx_erase(caps, p->wipe[i].id, &b);
     for (int i = 0; i < p->n_send; i++) {
         const pt_pic_slot *s = &L->want[p->send[i]];
@@ -46,7 +45,15 @@ void pt_pic_after_update(pt_pic_layer *L, const pt_term_caps *caps, const pt_pic
         pt_gfx_image img = {s->rgb, s->w, s->h, s->stride};
         pt_gfx_encode(caps, &img, s->rect.w, s->rect.h, s->id, &b, NULL, NULL);
     }
-    pt_gfx_buf_append(&b, "\0338", 2);   /* DECRC */
+    /* rule 2: the cursor back where ncurses left it (curscr's cursor is
+     * the terminal's after doupdate), the attributes back to normal as
+     * doupdate leaves them. Not DECSC/DECRC around it all: the encoders
+     * use that single slot themselves (graphics.h). */
+    int cy, cx;
+    getyx(curscr, cy, cx);
+    char park[40];
+    int pn = snprintf(park, sizeof park, "\033[0m\033[%d;%dH", cy + 1, cx + 1);
+    pt_gfx_buf_append(&b, park, (size_t)pn);
     if (!b.oom) {
         fflush(stdout);   /* whatever ncurses buffered goes first */
         write_all(b.data, b.len);

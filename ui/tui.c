@@ -796,10 +796,11 @@ int pt_ui_run(const pt_ui_options *opts) {
     /* the terminal's picture protocol: probed once, before curses takes
      * the terminal, on the controlling tty (replies never reach curses) */
     pt_gfx_proto want = PT_GFX_AUTO;
-    const char *gname = opts->graphics && *opts->graphics ? opts->graphics : getenv("PETREL_GRAPHICS");
-    bool bad_graphics = gname && *gname && !pt_gfx_parse(gname, &want);
+    char gfx_why[320];
+    bool bad_graphics = !pt_gfx_requested(opts->graphics, &want, gfx_why, sizeof gfx_why);
+    if (bad_graphics) want = PT_GFX_AUTO;
     int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-    pt_gfx_probe(tty >= 0 ? tty : STDOUT_FILENO, want, 500, &a->caps);
+    pt_gfx_probe(tty >= 0 ? tty : STDOUT_FILENO, want, pt_gfx_probe_timeout_ms(), &a->caps);
     if (tty >= 0) close(tty);
 
     if (!pt_queue_init(&a->events, true)) {
@@ -834,9 +835,7 @@ int pt_ui_run(const pt_ui_options *opts) {
                       "or press F2 to pick another.", pt_shown(path, shown, sizeof shown));
     }
     if (opts->demo) toggle_demo(a);
-    if (bad_graphics)
-        note(a, true, "PETREL_GRAPHICS: unknown \"%.40s\" (auto, sixel, kitty, iterm2, symbols, none): "
-                      "pictures picked by the probe", gname);
+    if (bad_graphics) note(a, true, "%s: pictures as the probe found", gfx_why);
 
     a->dirty = true;
     bool hangup = false;
