@@ -15,8 +15,9 @@
 # PETREL_SCREENS=DIR also writes screen captures (-e and plain) there.
 . "$(dirname "$0")/tui_lib.sh"
 tui_setup
-# Rows of character art: 6 block, box-drawing or braille characters in a
-# row (what libchafa draws with), the status rule (all ─) not counted
+# Rows of character art: rows with 4 or more block, box-drawing or braille
+# characters (what libchafa draws with; dark parts of a picture are
+# spaces), the status rule (all ─) and the lone spinner not counted
 IMAGES=$TUI_DATA/petrel/images
 
 capture() {   # capture NAME: keep the screen (escapes and plain) when asked
@@ -28,8 +29,8 @@ capture() {   # capture NAME: keep the screen (escapes and plain) when asked
 art_rows() {
     tui_screen | python3 -c '
 import re, sys
-art = re.compile("[\u2580-\u259f\u2501-\u257f\u2800-\u28ff]{6}")
-print(sum(1 for l in sys.stdin.read().splitlines() if art.search(l.replace("\u2500", " "))))'
+art = re.compile("[\u2580-\u259f\u2501-\u257f\u2800-\u28ff]")
+print(sum(1 for l in sys.stdin.read().splitlines() if len(art.findall(l.replace("\u2500", " "))) >= 4))'
 }
 has_art_rows() { [ "$(art_rows)" -ge "$1" ]; }
 # Fields in Tab order: Prompt Negative Steps CFG Seed Size Sampler
@@ -116,7 +117,8 @@ tui_check "the gallery takes the focus, its keys are listed" tui_wait 'v view +s
 tui_keys Left
 tui_check "Left on the gallery selects the earlier picture" tui_wait 'Gallery ◂ 1/2 ▸' 5
 tui_keys v
-tui_check "v views it large (more rows of art)" tui_poll 10 0.1 has_art_rows 15
+tui_check "v views it large: the form gives way" tui_wait_gone '^ Sampler' 5
+tui_check "the picture takes the rows (20+ rows of art)" tui_poll 10 0.1 has_art_rows 20
 capture studio-large-80x24
 tui_keys v
 tui_keys s
@@ -211,7 +213,8 @@ tui_wait_dead 60
 
 # --- a bad PETREL_GRAPHICS is one line, not a crash -------------------------------------
 tui_start 80 24 "$PETREL" PETREL_GRAPHICS=bogus
-tui_check "bad PETREL_GRAPHICS: one-line note" tui_wait_flat 'PETREL_GRAPHICS: unknown "bogus"' 60
+tui_check "bad PETREL_GRAPHICS: a note naming the choices" \
+    tui_wait_flat "PETREL_GRAPHICS wants auto, sixel, kitty, iterm2, symbols or none, +not +'bogus'" 60
 tui_keys F10
 tui_wait_dead 60
 tui_start 80 24 "$PETREL --graphics bogus"

@@ -289,20 +289,13 @@ static void draw_wide(pt_app *a, int W, int H, int *cy, int *cx) {
     }
     y++;
     if (y < body_end) draw_progress(a, y, 1, lw - 1, y + 1 < body_end ? 2 : 1);
-    /* the picture: right of the form, or the whole body when large */
-    if (s->large) draw_picture(a, 1, 1, W - 2, body_end - 1);
-    else draw_picture(a, 1, lw + 1, W - lw - 2, body_end - 1);
+    draw_picture(a, 1, lw + 1, W - lw - 2, body_end - 1);
     draw_gallery(a, body_end, W, 2);
 }
 
 static void draw_narrow(pt_app *a, int W, int H, int *cy, int *cx) {
     pt_studio *s = &a->studio;
     int y = 1;
-    if (s->large) {
-        draw_picture(a, 1, 0, W - 1, H - 4);
-        draw_gallery(a, H - 3, W, 1);
-        return;
-    }
     pt_put_str(y, 0, "P", s->field == SF_PROMPT ? pt_attr(S_SELECT) : pt_attr(S_CAPTION), 1);
     pt_draw_editor(&s->prompt, y++, 2, 1, W - 3, "prompt", s->field == SF_PROMPT, cy, cx);
     pt_put_str(y, 0, "N", s->field == SF_NEGATIVE ? pt_attr(S_SELECT) : pt_attr(S_CAPTION), 1);
@@ -323,11 +316,19 @@ static void draw_narrow(pt_app *a, int W, int H, int *cy, int *cx) {
     draw_gallery(a, H - 3, W, 1);
 }
 
+/* View large: the picture takes every row between the title and a
+ * one-row gallery strip; the form is hidden (v or Esc brings it back). */
+static void draw_large(pt_app *a, int W, int H) {
+    draw_picture(a, 1, 0, W - 1, H - 4);
+    draw_gallery(a, H - 3, W, 1);
+}
+
 void pt_studio_draw(pt_app *a, int W, int H, int *cy, int *cx, bool *show_cursor) {
     pt_studio *s = &a->studio;
     draw_title(a, W);
-    *show_cursor = s->field == SF_PROMPT || s->field == SF_NEGATIVE;
-    if (W >= 60 && H >= 18) draw_wide(a, W, H, cy, cx);
+    *show_cursor = !s->large && (s->field == SF_PROMPT || s->field == SF_NEGATIVE);
+    if (s->large) draw_large(a, W, H);
+    else if (W >= 60 && H >= 18) draw_wide(a, W, H, cy, cx);
     else draw_narrow(a, W, H, cy, cx);
     draw_status_rule(a, H - 2, W);
     draw_keys(H - 1, W);
