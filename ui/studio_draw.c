@@ -124,7 +124,9 @@ static void draw_progress(pt_app *a, int y, int x, int w, int rows) {
     pt_studio_progress_text(a, text, sizeof text);
     if (s->stop_requested) snprintf(text, sizeof text, "stopping...");
     snprintf(line, sizeof line, "%s %s", pt_spinner(), text);
-    int bw = rows >= 2 ? w : w >= 30 ? w / 3 : 0;
+    /* one row: the bar takes what the text leaves, if that is worth it */
+    int tw = pt_str_cells(line, strlen(line));
+    int bw = rows >= 2 ? w : w - tw - 1 >= 8 ? (w - tw - 1 < w / 3 ? w - tw - 1 : w / 3) : 0;
     if (bw >= 4) {
         int inner = bw - 2;
         int fillc = s->total > 0 ? (int)((long)inner * s->step / s->total) : 0;
