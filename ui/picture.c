@@ -16,10 +16,10 @@
  *     cursor) with normal attributes, as doupdate leaves the terminal, so
  *     ncurses' idea of the terminal stays true. (Not DECSC/DECRC around
  *     the whole write: the encoders use that one slot themselves.)
- *  3. ncurses must never move what is on screen by itself: idlok is off
- *     and scrollok is off (term.c), so it never scrolls a region or
- *     inserts/deletes lines (which would carry our pixels along or leave
- *     them behind); it repaints rows instead.
+ *  3. ncurses must never move what is on screen by itself: idlok, idcok
+ *     and scrollok are off (term.c), so it never scrolls a region nor
+ *     inserts/deletes lines or characters (which would carry our pixels
+ *     along or leave them behind); it repaints cells instead.
  *  4. A slot is (re)sent when it is new, when its rectangle, its picture
  *     id or its generation (the pixels behind the id) changed, and when
  *     everything is stale: after a resize, a ^L full repaint, an overlay
