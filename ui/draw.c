@@ -475,17 +475,26 @@ static const key_hint hints[] = {
 #define N_HINTS ((int)(sizeof hints / sizeof hints[0]))
 
 /* variant 0: "F1/^G Help", 1: "F1 Help", 2: "^G Help", 3: "^G Help" for
- * the most used keys only */
+ * the most used keys only; 4 (tried after 0, fits 80 columns): the most
+ * used keys as "F1/^G Help", the others as "F3 Save", without "Esc Stop"
+ * (the input line and the status say it while something runs) */
+static bool hint_shown(const key_hint *h, int variant) {
+    if (variant == 3 && !h->narrow) return false;
+    if (variant == 4 && !strcmp(h->fkey, "Esc")) return false;
+    return true;
+}
+
 static void hint_key(const key_hint *h, int variant, char *buf, size_t cap) {
-    if (variant == 0 && strcmp(h->fkey, h->ctrl)) snprintf(buf, cap, "%s/%s", h->fkey, h->ctrl);
-    else snprintf(buf, cap, "%s", variant == 1 ? h->fkey : h->ctrl);
+    bool both = variant == 0 || (variant == 4 && h->narrow);
+    if (both && strcmp(h->fkey, h->ctrl)) snprintf(buf, cap, "%s/%s", h->fkey, h->ctrl);
+    else snprintf(buf, cap, "%s", variant == 1 || variant == 4 ? h->fkey : h->ctrl);
 }
 
 static int hints_width(int variant) {
     int w = 0;
     char key[16];
     for (int i = 0; i < N_HINTS; i++) {
-        if (variant == 3 && !hints[i].narrow) continue;
+        if (!hint_shown(&hints[i], variant)) continue;
         hint_key(&hints[i], variant, key, sizeof key);
         w += (int)(strlen(key) + 1 + strlen(hints[i].label) + 1);
     }
@@ -494,13 +503,14 @@ static int hints_width(int variant) {
 
 static void draw_footer(pt_app *a, int y, int W) {
     (void)a;
+    static const int order[] = {0, 4, 1, 2};
     int variant = 3;
-    for (int v = 0; v < 3; v++) if (hints_width(v) <= W - 1) { variant = v; break; }
+    for (int i = 0; i < 4; i++) if (hints_width(order[i]) <= W - 1) { variant = order[i]; break; }
     int x = 0;
     fill(y, 0, W - 1, pt_attr(S_KEY_LABEL));
     for (int i = 0; i < N_HINTS && x < W - 1; i++) {
         const key_hint *h = &hints[i];
-        if (variant == 3 && !h->narrow) continue;
+        if (!hint_shown(h, variant)) continue;
         char key[16];
         hint_key(h, variant, key, sizeof key);
         x += put_str(y, x, key, pt_attr(S_KEY), W - 1 - x);
