@@ -132,6 +132,21 @@ static void test_bad(void) {
     CHECK(!pt_picture_decode(fine.data, fine.len, &p, why, sizeof why) && strstr(why, "corrupt"),
           "PNG without IDAT: %s", why);
     free(fine.data);
+    /* a critical chunk of an unknown type with ESC and newline in its
+     * name: stb quotes the type in its reason (found by fuzz_gfx_picture) */
+    mem odd = png_claiming(12, 7);
+    uint8_t chunk[12] = {0, 0, 0, 0, 0x1b, '\n', 'X', 'Y'};
+    uint32_t crc = (uint32_t)crc32(0, chunk + 4, 4);
+    for (int i = 0; i < 4; i++) chunk[8 + i] = (uint8_t)(crc >> (24 - 8 * i));
+    odd.data = realloc(odd.data, odd.len + sizeof chunk);
+    memmove(odd.data + 33 + sizeof chunk, odd.data + 33, odd.len - 33); /* after IHDR */
+    memcpy(odd.data + 33, chunk, sizeof chunk);
+    odd.len += sizeof chunk;
+    bool clean = true;
+    CHECK(!pt_picture_decode(odd.data, odd.len, &p, why, sizeof why), "unknown critical chunk refused");
+    for (const char *c = why; *c; c++) clean = clean && (unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f;
+    CHECK(clean && why[0], "the reason is printable: %s", why);
+    free(odd.data);
     CHECK(!pt_picture_load("/nonexistent/x.png", &p, why, sizeof why) && strstr(why, "No such file"),
           "missing: %s", why);
     CHECK(!pt_picture_load("/tmp", &p, why, sizeof why) && why[0], "directory: %s", why);

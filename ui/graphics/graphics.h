@@ -97,12 +97,13 @@ typedef struct pt_gfx_image {
  * kept, centred neither way: top-left aligned) at the cursor, with
  * caps->proto. The cursor is where the caller left it before; the caller
  * moves it afterwards (sixel, iTerm2 and symbols save and restore it with
- * DECSC/DECRC around the picture, kitty draws with C=1). The block must fit
- * on the screen below the cursor: a picture that scrolls the screen leaves
- * the restored cursor on the wrong row. id (> 0) names the picture for kitty, so drawing
- * the same id again replaces it. *used_cols / *used_rows (may be NULL)
- * get the block the picture covers. Inside tmux with passthrough the
- * picture's escape sequences are wrapped in tmux's DCS passthrough. False
+ * DECSC/DECRC around the picture, kitty draws with C=1). The block must
+ * fit on the screen below the cursor: a picture that scrolls the screen
+ * leaves the restored cursor on the wrong row. id (> 0) names the picture
+ * for kitty, so drawing the same id again replaces it. *used_cols /
+ * *used_rows (may be NULL) get the block the picture covers. With
+ * caps->wrap_tmux the picture's escape sequences are wrapped in tmux's
+ * DCS passthrough. NONE appends a one-line "[picture WxH]" cut to cols. False
  * on bad arguments or no memory. */
 bool pt_gfx_encode(const pt_term_caps *caps, const pt_gfx_image *img, int cols, int rows,
                    uint32_t id, pt_gfx_buf *out, int *used_cols, int *used_rows);

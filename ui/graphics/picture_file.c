@@ -45,6 +45,10 @@ bool pt_picture_decode(const void *data, size_t n, pt_picture *out, char *why, s
     if (!rgb) {
         const char *reason = stbi_failure_reason();
         snprintf(why, why_cap, "corrupt picture (%s)", reason ? reason : "cannot decode");
+        /* stb puts the file's own bytes in some reasons ("XXXX PNG chunk not
+         * known" with the chunk's type): shown as '?', never sent raw */
+        for (char *c = why; *c; c++)
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f) *c = '?';
         return false;
     }
     if (dw != w || dh != h) { /* the header lied about the size */
