@@ -26,10 +26,14 @@
  *     or a screen switch (pt_pic_invalidate; an overlay simply places no
  *     slots, so the slots under it count as gone and come back as new).
  *  5. A slot that went away or moved is wiped: kitty images are deleted by
- *     id (pt_gfx_erase); for sixel, iTerm2 and character art (which are
- *     plain cells or pixels the terminal keeps) the old rectangle's rows
- *     are marked for ncurses to repaint entirely (wredrawln) in the same
- *     doupdate, so stale pixels vanish under whatever the frame has there.
+ *     id (pt_gfx_erase); for sixel, iTerm2 and character art the old
+ *     rectangle's cells are erased with ECH just before doupdate (text
+ *     written over sixel pixels only hides them: xterm paints them again
+ *     on the next expose; an erase removes them), inside DECSC/DECRC so
+ *     ncurses' cursor stays where it believes, and the rows are marked for
+ *     ncurses to repaint entirely (wredrawln) in that doupdate. So a frame
+ *     that wipes is two writes (the erase, then ncurses and the pictures);
+ *     every other frame's pictures are one.
  *  6. A picture never overflows its rectangle: the encoder fits the image
  *     into the rect's cells, and a picture clipped by the transcript's
  *     edge is cropped to the visible rows before it is placed.
