@@ -16,8 +16,8 @@
 #include "args.h"
 #include "commands.h"
 #include "paths.h"
+#include "graphics/png_out.h"
 #include "picture_out.h"
-#include "png_out.h"
 #include "sigbus.h"
 
 /* Set by SIGINT; the only state a signal handler can share with the app. */

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "paths.h"
 #ifdef PETREL_HAVE_UI
+#include "graphics/graphics.h"
 #include "ui.h"
 #endif
 
@@ -28,6 +29,8 @@ static void usage(FILE *f) {
           "app options:\n"
           "  -m, --model PATH   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
           "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
+          "  --graphics auto|sixel|kitty|iterm2|symbols|none  (or PETREL_GRAPHICS)\n"
+          "  --image-model PATH  the studio's image model (default: the bundled demo model)\n"
           "options:\n"
           "  -h, --help     this help; COMMAND --help for a command's options\n"
           "  --version      print the version\n", f);
@@ -69,6 +72,15 @@ static int open_app(int argc, char **argv, bool demo) {
             o.no_mouse = true;
         } else if (!strcmp(a, "--color")) {
             if (!(o.color = arg_value(argc, argv, &i))) return 2;
+        } else if (!strcmp(a, "--graphics")) {
+            pt_gfx_proto p;
+            if (!(o.graphics = arg_value(argc, argv, &i))) return 2;
+            if (!pt_gfx_parse(o.graphics, &p)) {
+                app_error("--graphics wants auto, sixel, kitty, iterm2, symbols or none, not '%s'", o.graphics);
+                return 2;
+            }
+        } else if (!strcmp(a, "--image-model")) {
+            if (!(o.image_model = arg_value(argc, argv, &i))) return 2;
         } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
             if (!(v = arg_value(argc, argv, &i)) || !arg_int(v, 0, 1024, &o.n_threads)) goto bad_number;
         } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) {
@@ -83,6 +95,18 @@ static int open_app(int argc, char **argv, bool demo) {
     bad_number:
         if (v) app_error("%s wants a non-negative whole number, not '%s'", a, v);
         return 2;
+    }
+    /* the studio's image model: --image-model, else the bundled demo
+     * model, found as `petrel imagine` finds it (paths.h) */
+    char img_path[4096], img_why[1024];
+    if (!o.image_model) {
+        if (pt_app_default_image_model(img_path, sizeof img_path, img_why, sizeof img_why)) {
+            o.image_model = img_path;
+        } else {
+            char *nl = strchr(img_why, '\n');
+            if (nl) *nl = 0;
+            o.image_model_why = img_why;
+        }
     }
     return pt_ui_run(&o);
 #else

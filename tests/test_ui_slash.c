@@ -145,7 +145,7 @@ static void test_transcript(void) {
     m.text = (char *)"Here:\n```python\nprint('hi')\n```\nDone.\n\n";
     m.len = strlen(m.text);
     pt_tline lines[32];
-    int n = pt_layout_message(&m, 0, 40, lines, 32);
+    int n = pt_layout_message(&m, 0, 40, 8, lines, 32);
     int want[] = {PT_TL_LABEL, PT_TL_TEXT, PT_TL_FENCE, PT_TL_CODE, PT_TL_FENCE, PT_TL_TEXT, PT_TL_BLANK};
     CHECK(n == 7, "lines %d", n);
     for (int i = 0; i < n && i < 7; i++) CHECK(lines[i].kind == want[i], "line %d kind %d want %d", i, lines[i].kind, want[i]);
@@ -155,7 +155,7 @@ static void test_transcript(void) {
     /* code is cut by characters, prose by words, each within its indent */
     m.text = (char *)"```\nabcdefghijklmnopqrstuvwxyz\n```\nalpha beta gamma delta";
     m.len = strlen(m.text);
-    n = pt_layout_message(&m, 0, 14, lines, 32);
+    n = pt_layout_message(&m, 0, 14, 8, lines, 32);
     int code = 0, prose = 0;
     for (int i = 0; i < n; i++) {
         if (lines[i].kind == PT_TL_CODE) { code++; CHECK(lines[i].cells <= 14 - PT_CODE_INDENT, "code width"); }

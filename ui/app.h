@@ -18,15 +18,21 @@
 
 #include "convo.h"
 #include "editor.h"
+#include "gallery.h"
+#include "graphics/graphics.h"
 #include "meter.h"
 #include "models.h"
 #include "queue.h"
+#include "picture.h"
 #include "slash.h"
+#include "studio.h"
+#include "term.h"
 #include "transcript.h"
 #include "ui.h"
 #include "worker.h"
 
 typedef enum pt_overlay { OV_NONE, OV_HELP, OV_PICKER } pt_overlay;
+typedef enum pt_screen { SCREEN_CHAT, SCREEN_STUDIO } pt_screen;
 
 typedef struct pt_app {
     pt_ui_options opts;
@@ -68,6 +74,10 @@ typedef struct pt_app {
     int view_rows;              /* transcript rows in the last frame */
     int input_width;            /* editor wrap width in the last frame */
     pt_overlay ov;
+    pt_screen screen;
+    pt_overlay last_ov;         /* overlay of the last frame (pictures re-sent when it goes) */
+    pt_screen last_screen;      /* screen of the last frame */
+    int last_W, last_H;         /* size of the last frame */
     int help_scroll;
     int pick_sel, pick_top;
     bool demo;
@@ -81,6 +91,15 @@ typedef struct pt_app {
     bool status_err;
     double status_t;
 
+    /* pictures */
+    pt_term_caps caps;          /* what the probe found (pt_ui_run, before curses) */
+    pt_pic_layer pics;          /* picture slots of the frame (picture.h) */
+    pt_gallery gal;
+    pt_studio studio;
+    uint64_t pic_gen;           /* last pixel generation handed out */
+    char img_model[4096];       /* the image model's path ("" when none was found) */
+    char img_model_why[512];    /* why there is none */
+
     bool quit;
     bool dirty;
     double frame_t;
@@ -92,6 +111,35 @@ void pt_draw(pt_app *a);
 
 /* demo.c */
 const char *pt_demo_prompt(int i);   /* cycles */
+
+/* draw.c: painting helpers shared with studio_draw.c */
+int pt_put_text(int y, int x, const char *s, size_t len, attr_t attr, int max);
+int pt_put_str(int y, int x, const char *s, attr_t attr, int max);
+void pt_fill(int y, int x, int n, attr_t attr);
+void pt_rule(int y, int x, int n, attr_t attr);
+const char *pt_spinner(void);
+void pt_draw_title(pt_app *a, int y, int W);
+/* Lay out and draw an editor in rows x width cells at (y0, x0); the
+ * cursor's cell goes to *cy, *cx. prompt: the first row's marker. */
+void pt_draw_editor(pt_editor *e, int y0, int x0, int rows, int width, const char *hint, bool focus,
+                    int *cy, int *cx);
+
+/* studio.c */
+void pt_studio_init(pt_app *a);
+void pt_studio_free(pt_app *a);
+void pt_studio_key(pt_app *a, int k, bool is_char);
+void pt_studio_on_event(pt_app *a, pt_ui_event *ev);   /* IMG_* events; may take ev->rgb */
+/* /imagine PROMPT: a job with the studio's settings whose picture goes
+ * into the transcript. */
+void pt_studio_imagine(pt_app *a, const char *prompt);
+void pt_studio_cancel(pt_app *a);
+/* "step 3/10  4.2 it/s  ETA 0:02" of the running job (or loading). */
+void pt_studio_progress_text(const pt_app *a, char *out, size_t cap);
+/* A new pixel generation (picture.h). */
+uint64_t pt_app_next_gen(pt_app *a);
+
+/* studio_draw.c */
+void pt_studio_draw(pt_app *a, int W, int H, int *cy, int *cx, bool *show_cursor);
 
 /* tui.c */
 void pt_app_status(pt_app *a, bool err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

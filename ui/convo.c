@@ -56,6 +56,16 @@ int pt_convo_add(pt_convo *c, pt_role role, const char *text, size_t len) {
     return c->n++;
 }
 
+int pt_convo_add_picture(pt_convo *c, const char *caption, uint32_t pic_id, int w, int h) {
+    int i = pt_convo_add(c, PT_ROLE_PICTURE, caption, strlen(caption));
+    if (i >= 0) {
+        c->msgs[i].pic_id = pic_id;
+        c->msgs[i].pic_w = w;
+        c->msgs[i].pic_h = h;
+    }
+    return i;
+}
+
 bool pt_convo_append(pt_convo *c, int index, const char *text, size_t len) {
     if (index < 0 || index >= c->n) return false;
     pt_msg *m = &c->msgs[index];

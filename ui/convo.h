@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "petrel.h"
 #include "slash.h"
@@ -31,6 +32,7 @@ typedef enum pt_role {
     PT_ROLE_ASSISTANT,
     PT_ROLE_INFO,    /* a note from petrel (command output), not sent */
     PT_ROLE_ERROR,   /* an error note, not sent */
+    PT_ROLE_PICTURE, /* a picture of /imagine (text: its caption), not sent nor saved */
 } pt_role;
 
 typedef struct pt_msg {
@@ -39,6 +41,8 @@ typedef struct pt_msg {
     size_t len, cap;
     bool stopped;      /* an assistant reply cut short (Esc, error) */
     unsigned rev;      /* changes on every edit, unique within the convo (display caches) */
+    uint32_t pic_id;   /* PT_ROLE_PICTURE: the gallery picture (gallery.h) */
+    int pic_w, pic_h;  /* its size in pixels (the layout needs it when it is gone) */
 } pt_msg;
 
 typedef struct pt_convo {
@@ -55,6 +59,9 @@ void pt_convo_clear(pt_convo *c);
 /* Append a message; returns its index or -1 when out of memory. */
 int pt_convo_add(pt_convo *c, pt_role role, const char *text, size_t len);
 bool pt_convo_append(pt_convo *c, int index, const char *text, size_t len);
+/* Append a picture message (PT_ROLE_PICTURE) showing gallery picture
+ * pic_id (w x h pixels) under caption; index or -1. */
+int pt_convo_add_picture(pt_convo *c, const char *caption, uint32_t pic_id, int w, int h);
 void pt_convo_remove_last(pt_convo *c);
 void pt_convo_set_system(pt_convo *c, const char *text); /* NULL or "" clears */
 

@@ -86,12 +86,22 @@ static void rule(int y, int x, int n, attr_t attr) {
     for (int i = 0; i < n; i++) put_str(y, x + i, h, attr, 1);
 }
 
+int pt_put_text(int y, int x, const char *s, size_t len, attr_t attr, int max) {
+    return put_text(y, x, s, len, attr, max);
+}
+int pt_put_str(int y, int x, const char *s, attr_t attr, int max) { return put_str(y, x, s, attr, max); }
+void pt_fill(int y, int x, int n, attr_t attr) { fill(y, x, n, attr); }
+void pt_rule(int y, int x, int n, attr_t attr) { rule(y, x, n, attr); }
+
 /* Share of the model's weights prepared so far, in percent; -1 before
  * the first progress report or when there is nothing to prepare. */
 static int load_percent(const pt_app *a) {
     if (a->load_total == 0) return -1;
     return (int)(100.0 * (double)a->load_done / (double)a->load_total);
 }
+
+static const char *spinner(void);
+const char *pt_spinner(void) { return spinner(); }
 
 static const char *spinner(void) {
     static const char *const braille[] = {"\u280b", "\u2819", "\u2839", "\u2838", "\u283c",
@@ -129,7 +139,7 @@ static void put_styled(int y, int x, const pt_styled *s, int max) {
 
 /* ---- title ---- */
 
-static void draw_title(pt_app *a, int y, int W) {
+void pt_draw_title(pt_app *a, int y, int W) {
     attr_t t = pt_attr(S_TITLE), d = pt_attr(S_TITLE_DIM);
     fill(y, 0, W, t);
     int x = put_str(y, 0, " petrel ", t, W);
@@ -240,6 +250,7 @@ static const char *role_label(const pt_msg *m) {
     case PT_ROLE_USER: return "You";
     case PT_ROLE_ASSISTANT: return "petrel";
     case PT_ROLE_INFO: return "note";
+    case PT_ROLE_PICTURE: return "picture";
     default: return "error";
     }
 }
@@ -248,7 +259,7 @@ static attr_t role_attr(const pt_msg *m, bool label) {
     switch (m->role) {
     case PT_ROLE_USER: return pt_attr(label ? S_USER_LABEL : S_USER);
     case PT_ROLE_ASSISTANT: return pt_attr(label ? S_BOT_LABEL : S_BOT);
-    case PT_ROLE_INFO: return pt_attr(label ? S_INFO_LABEL : S_INFO);
+    case PT_ROLE_INFO: case PT_ROLE_PICTURE: return pt_attr(label ? S_INFO_LABEL : S_INFO);
     default: return pt_attr(S_ERROR);
     }
 }
@@ -287,8 +298,48 @@ static void draw_tline(pt_app *a, const pt_tline *l, int y, int W, bool last_of_
         rule(y, x, W - x - 1 > 30 - x ? 30 - x : W - x - 1, at);
         break;
     }
+    case PT_TL_PICTURE:
+        /* the cells stay blank for the picture slot (picture.c); without
+         * pictures, or once the gallery dropped it, a placeholder */
+        if (l->start == 0 && (a->caps.proto == PT_GFX_NONE || !pt_gallery_find(&a->gal, m->pic_id)))
+            putf(y, PT_TEXT_INDENT, pt_attr(S_DIM), W - PT_TEXT_INDENT, "[picture %dx%d%s]", m->pic_w,
+                 m->pic_h, pt_gallery_find(&a->gal, m->pic_id) ? "" : ", no longer kept");
+        break;
     default:
         break;
+    }
+}
+
+/* The picture blocks among the visible transcript lines become slots,
+ * cropped to their visible rows (picture.c, rule 6). */
+static void place_pictures(pt_app *a, int y0, int rows, int first, int W) {
+    if (a->caps.proto == PT_GFX_NONE || a->ov != OV_NONE) return;
+    int total = a->tr.total;
+    for (int r = 0; r < rows && first + r < total;) {
+        const pt_tline *l = pt_transcript_line(&a->tr, first + r);
+        if (l->kind != PT_TL_PICTURE) { r++; continue; }
+        int n = 1;
+        while (r + n < rows && first + r + n < total) {
+            const pt_tline *k = pt_transcript_line(&a->tr, first + r + n);
+            if (k->kind != PT_TL_PICTURE || k->msg != l->msg) break;
+            n++;
+        }
+        const pt_msg *m = &a->convo.msgs[l->msg];
+        const pt_picture *p = pt_gallery_find(&a->gal, m->pic_id);
+        if (p) {
+            int block = (int)l->end, r0 = (int)l->start, r1 = r0 + n;
+            int py0 = (int)((long)p->h * r0 / block), py1 = (int)((long)p->h * r1 / block);
+            if (py1 > py0) {
+                pt_pic_slot s = {.id = p->id,
+                                 .rect = {y0 + r, PT_TEXT_INDENT, n, pt_picture_cols(W, p->w, p->h, block)},
+                                 .rgb = p->rgb + (size_t)py0 * (size_t)p->w * 3,
+                                 .w = p->w, .h = py1 - py0, .stride = p->w * 3, .gen = p->gen};
+                /* a crop is other pixels than the whole: fold the crop into gen */
+                s.gen = p->gen * 4096 + (uint64_t)(r0 * 64 + r1);
+                pt_pic_place(&a->pics, &s);
+            }
+        }
+        r += n;
     }
 }
 
@@ -323,6 +374,7 @@ static void draw_transcript(pt_app *a, int y0, int rows, int W) {
         const pt_tline *l = pt_transcript_line(&a->tr, first + r);
         draw_tline(a, l, y0 + r, W, first + r == cursor_line);
     }
+    place_pictures(a, y0, rows, first, W);
 }
 
 /* ---- status rule, input, footer ---- */
@@ -331,7 +383,12 @@ static void draw_status(pt_app *a, int y, int W) {
     char msg[400], right[64] = "";
     bool err = false;
     double now = pt_ui_now();
-    if (a->generating) {
+    if (a->studio.running) {
+        char p[160];
+        pt_studio_progress_text(a, p, sizeof p);
+        snprintf(msg, sizeof msg, "%s imagine: %s  Esc stops", spinner(), p);
+        if (a->studio.stop_requested) snprintf(msg, sizeof msg, "%s stopping...", spinner());
+    } else if (a->generating) {
         char r[24];
         if (a->st.prefilling)
             snprintf(msg, sizeof msg, "%s prefilling %d tokens (%d cached) %.1fs  Esc stops", spinner(),
@@ -411,23 +468,33 @@ static void draw_input(pt_app *a, int y0, int rows, int W, int *cy, int *cx) {
 typedef struct key_hint { const char *fkey, *ctrl, *label; bool narrow; } key_hint;
 static const key_hint hints[] = {
     {"F1", "^G", "Help", true}, {"F2", "^O", "Models", true}, {"F3", "^S", "Save", false},
-    {"F4", "^R", "Reset", false}, {"F5", "^T", "Demo", false}, {"F10", "^Q", "Quit", true},
+    {"F4", "^R", "Reset", false}, {"F5", "^T", "Demo", false}, {"F6", "^X", "Studio", true},
+    {"F10", "^Q", "Quit", true},
     {"Esc", "Esc", "Stop", true},
 };
 #define N_HINTS ((int)(sizeof hints / sizeof hints[0]))
 
 /* variant 0: "F1/^G Help", 1: "F1 Help", 2: "^G Help", 3: "^G Help" for
- * the most used keys only */
+ * the most used keys only; 4 (tried after 0, fits 80 columns): the most
+ * used keys as "F1/^G Help", the others as "F3 Save", without "Esc Stop"
+ * (the input line and the status say it while something runs) */
+static bool hint_shown(const key_hint *h, int variant) {
+    if (variant == 3 && !h->narrow) return false;
+    if (variant == 4 && !strcmp(h->fkey, "Esc")) return false;
+    return true;
+}
+
 static void hint_key(const key_hint *h, int variant, char *buf, size_t cap) {
-    if (variant == 0 && strcmp(h->fkey, h->ctrl)) snprintf(buf, cap, "%s/%s", h->fkey, h->ctrl);
-    else snprintf(buf, cap, "%s", variant == 1 ? h->fkey : h->ctrl);
+    bool both = variant == 0 || (variant == 4 && h->narrow);
+    if (both && strcmp(h->fkey, h->ctrl)) snprintf(buf, cap, "%s/%s", h->fkey, h->ctrl);
+    else snprintf(buf, cap, "%s", variant == 1 || variant == 4 ? h->fkey : h->ctrl);
 }
 
 static int hints_width(int variant) {
     int w = 0;
     char key[16];
     for (int i = 0; i < N_HINTS; i++) {
-        if (variant == 3 && !hints[i].narrow) continue;
+        if (!hint_shown(&hints[i], variant)) continue;
         hint_key(&hints[i], variant, key, sizeof key);
         w += (int)(strlen(key) + 1 + strlen(hints[i].label) + 1);
     }
@@ -436,13 +503,14 @@ static int hints_width(int variant) {
 
 static void draw_footer(pt_app *a, int y, int W) {
     (void)a;
+    static const int order[] = {0, 4, 1, 2};
     int variant = 3;
-    for (int v = 0; v < 3; v++) if (hints_width(v) <= W - 1) { variant = v; break; }
+    for (int i = 0; i < 4; i++) if (hints_width(order[i]) <= W - 1) { variant = order[i]; break; }
     int x = 0;
     fill(y, 0, W - 1, pt_attr(S_KEY_LABEL));
     for (int i = 0; i < N_HINTS && x < W - 1; i++) {
         const key_hint *h = &hints[i];
-        if (variant == 3 && !h->narrow) continue;
+        if (!hint_shown(h, variant)) continue;
         char key[16];
         hint_key(h, variant, key, sizeof key);
         x += put_str(y, x, key, pt_attr(S_KEY), W - 1 - x);
@@ -489,8 +557,18 @@ static const char *const help_keys[] = {
     "  F3  or ^S      save the conversation",
     "  F4  or ^R      new conversation",
     "  F5  or ^T      demo mode",
+    "  F6  or ^X      image studio (and back to the chat)",
     "  F10 or ^Q      quit",
     "  ^L             redraw,  ^Z  suspend",
+    "",
+    "Image studio (F6 or ^X)",
+    "  Tab, Up/Down   next / previous field",
+    "  Left/Right,+/- change steps, CFG, seed, size, sampler",
+    "  Enter          draw the picture (from any field)",
+    "  Esc, ^C        stop the picture being drawn (else back to chat)",
+    "  PgUp/PgDn      earlier / later pictures in the gallery",
+    "  on the gallery: Left/Right pick, v view large, s save PNG,",
+    "                 r re-roll (new seed), c copy its settings to the form",
     "",
     "Commands",
 };
@@ -579,46 +657,75 @@ static void draw_picker(pt_app *a, int W, int H) {
          a->models.n, a->models.n == 1 ? "" : "s", dir);
 }
 
+/* Frame bookkeeping of the picture slots: a resize, a screen switch or
+ * an overlay's coming or going makes every picture stale (picture.c,
+ * rule 4). */
+static void pictures_begin(pt_app *a, int W, int H) {
+    pt_pic_begin(&a->pics);
+    if (W != a->last_W || H != a->last_H || a->screen != a->last_screen || a->ov != a->last_ov)
+        pt_pic_invalidate(&a->pics);
+    a->last_W = W;
+    a->last_H = H;
+    a->last_screen = a->screen;
+    a->last_ov = a->ov;
+}
+
+/* doupdate, with the pictures' wiping before and sending after it. */
+static void update(pt_app *a) {
+    pt_pic_plan plan;
+    pt_pic_before_update(&a->pics, &a->caps, &plan);
+    wnoutrefresh(stdscr);
+    doupdate();
+    pt_pic_after_update(&a->pics, &a->caps, &plan);
+    a->frames++;
+}
+
 void pt_draw(pt_app *a) {
     int W = COLS, H = LINES;
     erase();
+    pictures_begin(a, W, H);
+    /* a picture block takes 10 rows from 24 lines up, a third of the
+     * screen below (so a whole picture message fits in a 40x15
+     * transcript); 1 row (a placeholder) without pictures */
+    a->tr.pic_max_rows = a->caps.proto == PT_GFX_NONE ? 1 : H >= 24 ? 10 : H / 3 > 3 ? H / 3 : 3;
     if (W < 20 || H < 6) {
         put_str(0, 0, "petrel: enlarge", pt_attr(S_NORMAL), W);
         putf(1 < H ? 1 : 0, 0, pt_attr(S_DIM), W, "%dx%d", W, H);
         curs_set(0);
-        wnoutrefresh(stdscr);
-        doupdate();
-        a->frames++;
+        update(a);
         return;
     }
-    int y = 0;
-    draw_title(a, y++, W);
-    y += draw_gauges(a, y, W, H);
-    /* input rows: what the text needs, at most 5 and a third of the rest */
-    int iw = W - 3;
-    pt_wrap_line tmp[8];
-    int need = pt_wrap_chars(a->ed.buf, a->ed.len, iw, tmp, 8);
-    int space = H - y - 2;               /* minus status rule and footer */
-    int in_rows = need < 5 ? need : 5;
-    if (in_rows > space / 3) in_rows = space / 3;
-    if (in_rows < 1) in_rows = 1;
-    int footer_y = H - 1, input_y = footer_y - in_rows, status_y = input_y - 1;
-    int tr_rows = status_y - y;
-    if (tr_rows > 0) draw_transcript(a, y, tr_rows, W);
-    else a->view_rows = 1;
-    draw_status(a, status_y, W);
-    int cy, cx;
-    draw_input(a, input_y, in_rows, W, &cy, &cx);
-    draw_footer(a, footer_y, W);
+    int cy = 0, cx = 0;
+    bool cursor = true;
+    if (a->screen == SCREEN_STUDIO) {
+        pt_studio_draw(a, W, H, &cy, &cx, &cursor);
+    } else {
+        int y = 0;
+        pt_draw_title(a, y++, W);
+        y += draw_gauges(a, y, W, H);
+        /* input rows: what the text needs, at most 5 and a third of the rest */
+        int iw = W - 3;
+        pt_wrap_line tmp[8];
+        int need = pt_wrap_chars(a->ed.buf, a->ed.len, iw, tmp, 8);
+        int space = H - y - 2;               /* minus status rule and footer */
+        int in_rows = need < 5 ? need : 5;
+        if (in_rows > space / 3) in_rows = space / 3;
+        if (in_rows < 1) in_rows = 1;
+        int footer_y = H - 1, input_y = footer_y - in_rows, status_y = input_y - 1;
+        int tr_rows = status_y - y;
+        if (tr_rows > 0) draw_transcript(a, y, tr_rows, W);
+        else a->view_rows = 1;
+        draw_status(a, status_y, W);
+        draw_input(a, input_y, in_rows, W, &cy, &cx);
+        draw_footer(a, footer_y, W);
+    }
     if (a->ov == OV_HELP) draw_help(a, W, H);
     else if (a->ov == OV_PICKER) draw_picker(a, W, H);
-    if (a->ov == OV_NONE) {
+    if (a->ov == OV_NONE && cursor) {
         curs_set(1);
         move(cy, cx < W ? cx : W - 1);
     } else {
         curs_set(0);
     }
-    wnoutrefresh(stdscr);
-    doupdate();
-    a->frames++;
+    update(a);
 }

@@ -28,6 +28,8 @@ const pt_slash_cmd pt_slash_cmds[] = {
     {"retry", NULL, PT_SLASH_RETRY, "", "generate the last reply again", false},
     {"demo", NULL, PT_SLASH_DEMO, "", "toggle demo mode (scripted prompts, large gauges)", true},
     {"mouse", NULL, PT_SLASH_MOUSE, "[on|off]", "mouse wheel scrolling (off lets the terminal select text)", true},
+    {"imagine", NULL, PT_SLASH_IMAGINE, "PROMPT", "draw a picture into the chat (studio settings)", true},
+    {"studio", NULL, PT_SLASH_STUDIO, "", "open the image studio (F6 or ^X)", true},
     {"quit", "exit", PT_SLASH_QUIT, "", "leave petrel", false},
 };
 const int pt_slash_n_cmds = (int)(sizeof pt_slash_cmds / sizeof pt_slash_cmds[0]);

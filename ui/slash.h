@@ -35,6 +35,8 @@ typedef enum pt_slash_id {
     PT_SLASH_RETRY,
     PT_SLASH_DEMO,
     PT_SLASH_MOUSE,
+    PT_SLASH_IMAGINE,  /* /imagine PROMPT: a picture into the transcript */
+    PT_SLASH_STUDIO,   /* /studio: the image studio screen */
     PT_SLASH_QUIT,
 } pt_slash_id;
 

@@ -241,6 +241,11 @@ bool pt_term_start(const char *color, char *err, size_t err_cap) {
     meta(stdscr, TRUE);
     leaveok(stdscr, FALSE);
     scrollok(stdscr, FALSE);
+    /* pictures live in cells ncurses thinks are blank (ui/picture.c): it
+     * must never move what is on screen with insert/delete line or
+     * character, which would carry our pixels along; it repaints instead */
+    idlok(stdscr, FALSE);
+    idcok(stdscr, FALSE);
     color_mode = pick_colors(color);
     setup_styles();
     define_key("\033[200~", PT_KEY_PASTE_BEGIN);

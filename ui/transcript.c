@@ -33,9 +33,37 @@ static int is_fence(const char *text, size_t s, size_t e, size_t *tag_s, size_t 
     return 1;
 }
 
-int pt_layout_message(const pt_msg *m, int mi, int width, pt_tline *out, int cap) {
+int pt_picture_rows(int width, int w, int h, int max_rows) {
+    int cols = width - PT_TEXT_INDENT - 1;
+    if (cols < 1) cols = 1;
+    if (max_rows < 1) max_rows = 1;
+    if (w <= 0 || h <= 0) return 1;
+    long rows = ((long)cols * h + w) / (2L * w);   /* rounded: a cell is 1 wide, 2 tall */
+    return rows < 1 ? 1 : rows > max_rows ? max_rows : (int)rows;
+}
+
+int pt_picture_cols(int width, int w, int h, int rows) {
+    int room = width - PT_TEXT_INDENT - 1;
+    if (room < 1) room = 1;
+    if (w <= 0 || h <= 0) return room;
+    long cols = (2L * rows * w + h - 1) / h;
+    return cols < 1 ? 1 : cols > room ? room : (int)cols;
+}
+
+int pt_layout_message(const pt_msg *m, int mi, int width, int pic_max_rows, pt_tline *out, int cap) {
     int n = 0;
     put(out, cap, &n, mi, 0, 0, 0, PT_TL_LABEL);
+    if (m->role == PT_ROLE_PICTURE) {
+        int wtext = width - PT_TEXT_INDENT;
+        pt_wrap_line tmp[8];
+        int k = pt_wrap_words(m->text, m->len, wtext < 1 ? 1 : wtext, tmp, 8);
+        for (int i = 0; i < k && i < 8; i++)
+            put(out, cap, &n, mi, tmp[i].start, tmp[i].end, tmp[i].cells, PT_TL_TEXT);
+        int rows = pt_picture_rows(width, m->pic_w, m->pic_h, pic_max_rows);
+        for (int r = 0; r < rows; r++) put(out, cap, &n, mi, (uint32_t)r, (uint32_t)rows, 0, PT_TL_PICTURE);
+        put(out, cap, &n, mi, 0, 0, 0, PT_TL_BLANK);
+        return n;
+    }
     const char *text = m->text;
     size_t len = m->len;
     /* trailing newlines and spaces are not shown */
@@ -76,8 +104,8 @@ int pt_layout_message(const pt_msg *m, int mi, int width, pt_tline *out, int cap
     return n;
 }
 
-static void layout_one(pt_tmsg_cache *c, const pt_msg *m, int mi, int width) {
-    int n = pt_layout_message(m, mi, width, c->lines, c->cap);
+static void layout_one(pt_tmsg_cache *c, const pt_msg *m, int mi, int width, int pic_max_rows) {
+    int n = pt_layout_message(m, mi, width, pic_max_rows, c->lines, c->cap);
     if (n > c->cap) {
         int cap = c->cap ? c->cap : 16;
         while (cap < n) cap *= 2;
@@ -85,13 +113,14 @@ static void layout_one(pt_tmsg_cache *c, const pt_msg *m, int mi, int width) {
         if (!l) { c->n = c->cap; return; }
         c->lines = l;
         c->cap = cap;
-        n = pt_layout_message(m, mi, width, c->lines, c->cap);
+        n = pt_layout_message(m, mi, width, pic_max_rows, c->lines, c->cap);
     }
     c->n = n;
     c->rev = m->rev;
     c->len = m->len;
     c->width = width;
     c->role = (int)m->role;
+    c->pic_max_rows = pic_max_rows;
     c->valid = true;
 }
 
@@ -112,8 +141,9 @@ void pt_transcript_layout(pt_transcript *t, const pt_convo *c, int width) {
         /* messages are replaced when the conversation is cleared, so the
          * text length and role are compared too, not only the revision */
         if (!mc->valid || mc->width != width || mc->rev != m->rev || mc->len != m->len ||
-            mc->role != (int)m->role)
-            layout_one(mc, m, i, width);
+            mc->role != (int)m->role ||
+            (m->role == PT_ROLE_PICTURE && mc->pic_max_rows != t->pic_max_rows))
+            layout_one(mc, m, i, width, t->pic_max_rows);
         t->total += mc->n;
     }
     for (int i = c->n; i < t->cap_msgs; i++) t->msgs[i].valid = false;

@@ -22,6 +22,7 @@ typedef enum pt_tline_kind {
     PT_TL_CODE,    /* inside a fenced block */
     PT_TL_FENCE,   /* a ``` line (start..end is the language tag, if any) */
     PT_TL_BLANK,   /* spacing after a message */
+    PT_TL_PICTURE, /* one row of a picture block: start = the row (0..end-1), end = its rows */
 } pt_tline_kind;
 
 #define PT_TEXT_INDENT 2   /* cells before prose */
@@ -41,10 +42,15 @@ typedef struct pt_tmsg_cache {
     size_t len;
     int width;
     int role;
+    int pic_max_rows;
     bool valid;
 } pt_tmsg_cache;
 
 typedef struct pt_transcript {
+    /* rows a picture block may take (set by the app before layout; 1: a
+     * one-line placeholder, for terminals without pictures); a change
+     * lays every picture message out again */
+    int pic_max_rows;
     pt_tmsg_cache *msgs;
     int n_msgs, cap_msgs;
     int total;             /* lines over all messages */
@@ -58,7 +64,18 @@ void pt_transcript_layout(pt_transcript *t, const pt_convo *c, int width);
 const pt_tline *pt_transcript_line(const pt_transcript *t, int i);
 
 /* Lay out one message (exposed for the tests): writes at most cap lines,
- * returns the total. */
-int pt_layout_message(const pt_msg *m, int msg_index, int width, pt_tline *out, int cap);
+ * returns the total. A picture message is: its label, the caption
+ * word-wrapped, pt_picture_rows() picture rows, a blank line. */
+int pt_layout_message(const pt_msg *m, int msg_index, int width, int pic_max_rows, pt_tline *out,
+                      int cap);
+
+/* Cell rows of a w x h picture in a transcript `width` cells wide (cells
+ * twice as tall as wide; the picture indented like prose and one column
+ * short of the edge): as many as its aspect asks for at the full width,
+ * 1..max_rows. */
+int pt_picture_rows(int width, int w, int h, int max_rows);
+/* Cell columns of that block (the width its rows ask for, at most the
+ * room there is). */
+int pt_picture_cols(int width, int w, int h, int rows);
 
 #endif

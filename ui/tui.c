@@ -9,6 +9,7 @@
  * second while text streams (keys redraw at once).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
@@ -286,6 +287,11 @@ static void run_slash(pt_app *a, const pt_slash *c) {
         pt_term_mouse(a->mouse);
         pt_app_status(a, false, "mouse %s", a->mouse ? "on (wheel scrolls)" : "off (the terminal selects text)");
         break;
+    case PT_SLASH_IMAGINE:
+        if (!arg[0]) { pt_app_status(a, true, "/imagine wants a prompt: /imagine a red square"); break; }
+        pt_studio_imagine(a, arg);
+        break;
+    case PT_SLASH_STUDIO: a->screen = SCREEN_STUDIO; break;
     case PT_SLASH_QUIT: a->quit = true; break;
     default:
         pt_app_status(a, true, "unknown command /%.*s (/help lists them)", (int)c->name_len, c->name);
@@ -462,6 +468,9 @@ static void on_event(pt_app *a, pt_ui_event *ev) {
     case PT_EV_MEM:
         a->mem_pending = false;
         break;
+    case PT_EV_IMG_LOADED: case PT_EV_IMG_PROGRESS: case PT_EV_IMG_DONE:
+        pt_studio_on_event(a, ev);
+        break;
     }
     a->dirty = true;
 }
@@ -519,10 +528,14 @@ static bool key_global(pt_app *a, int k) {
     case KEY_F(3): case CTRL('s'): save_chat(a, NULL); return true;
     case KEY_F(4): case CTRL('r'): reset_chat(a); return true;
     case KEY_F(5): case CTRL('t'): toggle_demo(a); return true;
+    case KEY_F(6): case CTRL('x'):
+        a->screen = a->screen == SCREEN_STUDIO ? SCREEN_CHAT : SCREEN_STUDIO;
+        a->ov = OV_NONE;
+        return true;
     case KEY_F(10): case CTRL('q'): a->quit = true; return true;
-    case CTRL('l'): clearok(curscr, TRUE); return true;
+    case CTRL('l'): clearok(curscr, TRUE); pt_pic_invalidate(&a->pics); return true;
     case CTRL('z'): pt_term_suspend(); return true;
-    case KEY_RESIZE: if (pt_term_check_size()) a->dirty = true; return true;
+    case KEY_RESIZE: if (pt_term_check_size()) { a->dirty = true; pt_pic_invalidate(&a->pics); } return true;
     default: return false;
     }
 }
@@ -533,11 +546,14 @@ static void key_chat(pt_app *a, int k, bool is_char) {
         switch (k) {
         case 27:
             if (a->generating) stop_generation(a);
+            if (a->studio.running) pt_studio_cancel(a);
             if (a->demo) { a->demo = false; pt_app_status(a, false, "demo mode off"); }
             return;
         case CTRL('c'):
-            if (a->generating) stop_generation(a);
-            else if (e->len) pt_editor_clear(e);
+            if (a->generating || a->studio.running) {
+                stop_generation(a);
+                pt_studio_cancel(a);
+            } else if (e->len) pt_editor_clear(e);
             else pt_app_status(a, false, "F10 or ^Q quits");
             if (a->demo) a->demo = false;
             return;
@@ -667,6 +683,7 @@ static void handle_key(pt_app *a, int k, bool is_char) {
     }
     if (a->ov == OV_PICKER) { if (!is_char || k < 0x80) key_picker(a, k); return; }
     if (a->ov == OV_HELP) { key_help(a, k); return; }
+    if (a->screen == SCREEN_STUDIO) { pt_studio_key(a, k, is_char); return; }
     key_chat(a, k, is_char);
 }
 
@@ -681,7 +698,7 @@ static void read_keys(pt_app *a) {
         if (a->paste) { handle_key(a, k, is_char); continue; }
         if (pending_esc) {
             pending_esc = 0;
-            if (is_char && (k == '\r' || k == '\n') && a->ov == OV_NONE) {
+            if (is_char && (k == '\r' || k == '\n') && a->ov == OV_NONE && a->screen == SCREEN_CHAT) {
                 pt_editor_insert(&a->ed, "\n", 1);
                 a->dirty = true;
                 continue;
@@ -724,7 +741,7 @@ static void tick(pt_app *a, double now) {
         a->spark_t = now;
         a->dirty = true;
     }
-    if (a->generating || a->loading) a->dirty = true;   /* spinners, timers */
+    if (a->generating || a->loading || a->studio.running) a->dirty = true;   /* spinners, timers */
     if (a->demo && !a->generating && !a->loading && a->loaded && a->ov == OV_NONE && now >= a->demo_next) {
         pt_convo_clear(&a->convo);
         pt_worker_reset(&a->worker);
@@ -735,6 +752,7 @@ static void tick(pt_app *a, double now) {
 }
 
 static void app_free(pt_app *a) {
+    pt_studio_free(a);
     pt_convo_free(&a->convo);
     pt_transcript_free(&a->tr);
     pt_editor_free(&a->ed);
@@ -771,6 +789,20 @@ int pt_ui_run(const pt_ui_options *opts) {
     a->st.ram_total = pt_ram_total();
     a->st.live_prefill_tps = a->st.live_decode_tps = a->st.live_ttft = -1;
 
+    pt_studio_init(a);
+    snprintf(a->img_model, sizeof a->img_model, "%s", opts->image_model ? opts->image_model : "");
+    snprintf(a->img_model_why, sizeof a->img_model_why, "%s",
+             opts->image_model_why ? opts->image_model_why : "none given");
+    /* the terminal's picture protocol: probed once, before curses takes
+     * the terminal, on the controlling tty (replies never reach curses) */
+    pt_gfx_proto want = PT_GFX_AUTO;
+    char gfx_why[320];
+    bool bad_graphics = !pt_gfx_requested(opts->graphics, &want, gfx_why, sizeof gfx_why);
+    if (bad_graphics) want = PT_GFX_AUTO;
+    int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    pt_gfx_probe(tty >= 0 ? tty : STDOUT_FILENO, want, pt_gfx_probe_timeout_ms(), &a->caps);
+    if (tty >= 0) close(tty);
+
     if (!pt_queue_init(&a->events, true)) {
         fprintf(stderr, "petrel: cannot create the event pipe\n");
         return 1;
@@ -803,6 +835,7 @@ int pt_ui_run(const pt_ui_options *opts) {
                       "or press F2 to pick another.", pt_shown(path, shown, sizeof shown));
     }
     if (opts->demo) toggle_demo(a);
+    if (bad_graphics) note(a, true, "%s: pictures as the probe found", gfx_why);
 
     a->dirty = true;
     bool hangup = false;
@@ -817,7 +850,7 @@ int pt_ui_run(const pt_ui_options *opts) {
                 a->dirty = false;
             }
         }
-        int timeout = a->generating || a->loading || a->demo ? 50 : 250;
+        int timeout = a->generating || a->loading || a->demo || a->studio.running ? 50 : 250;
         if (a->dirty) timeout = 10;
         struct pollfd fds[3] = {
             {.fd = STDIN_FILENO, .events = POLLIN},
@@ -858,7 +891,9 @@ int pt_ui_run(const pt_ui_options *opts) {
         tick(a, pt_ui_now());
     }
 
-    /* the terminal first: the user gets the shell back at once */
+    /* the terminal first: the user gets the shell back at once (kitty
+     * pictures are deleted: they would outlive the alternate screen) */
+    pt_pic_clear(&a->pics, &a->caps);
     pt_term_stop();
     if (pt_worker_stop(&a->worker, 3.0)) {
         pt_queue_destroy(&a->events, free_event_node);

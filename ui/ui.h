@@ -18,6 +18,10 @@ typedef struct pt_ui_options {
     const char *color;        /* "auto" or NULL, "256", "16", "8", "mono"; NO_COLOR
                                  in the environment means mono unless this is set */
     bool no_mouse;            /* leave the mouse to the terminal (no wheel scrolling) */
+    const char *graphics;     /* picture protocol: auto (or NULL: PETREL_GRAPHICS, else
+                                 auto), sixel, kitty, iterm2, symbols, none */
+    const char *image_model;  /* the studio's image model; NULL: none found */
+    const char *image_model_why; /* why none was found (one line) */
 } pt_ui_options;
 
 /* Run the app until the user quits. Returns the process exit status; the

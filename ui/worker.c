@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-typedef enum { WCMD_LOAD, WCMD_PROBE, WCMD_MEM, WCMD_RESET, WCMD_TURN, WCMD_QUIT } wcmd_kind;
+typedef enum { WCMD_LOAD, WCMD_PROBE, WCMD_MEM, WCMD_RESET, WCMD_TURN, WCMD_IMAGE, WCMD_QUIT } wcmd_kind;
 
 typedef struct wcmd {
     pt_qnode node;
@@ -17,7 +17,8 @@ typedef struct wcmd {
     pt_chat_message *msgs;   /* roles are static strings, contents owned */
     int n_msgs;
     pt_chat_settings set;
-    int turn_id, load_id;
+    int turn_id, load_id, img_id;
+    pt_img_settings img;     /* IMAGE */
     pt_ui_event *done;       /* LOAD, TURN: the event that reports the end,
                                 made with the command so it cannot fail later */
 } wcmd;
@@ -36,6 +37,7 @@ void pt_ui_event_free(pt_ui_event *ev) {
     free(ev->text);
     free(ev->path);
     free(ev->res.reply);
+    free(ev->rgb);
     free(ev);
 }
 
@@ -220,6 +222,143 @@ static void do_turn(pt_worker *w, wcmd *c) {
     post(w, ev);
 }
 
+/* ---- image jobs ---- */
+
+/* Make img_id the running image job; true when it is already cancelled.
+ * (turn_begin's twin: the same mutex, a separate id space.) */
+static bool image_begin(pt_worker *w, int img_id) {
+    pthread_mutex_lock(&w->cancel_mu);
+    w->img_running = img_id;
+    bool cancelled = img_id <= w->img_cancel_upto;
+    atomic_store(&w->img_cancel, cancelled);
+    pthread_mutex_unlock(&w->cancel_mu);
+    return cancelled;
+}
+
+static void image_end(pt_worker *w) {
+    pthread_mutex_lock(&w->cancel_mu);
+    w->img_running = 0;
+    atomic_store(&w->img_cancel, false);
+    pthread_mutex_unlock(&w->cancel_mu);
+}
+
+/* A malloc'd tight copy (stride 3 * width) of img; NULL when out of memory. */
+static uint8_t *copy_rgb(const pt_image *img) {
+    if (!img || !img->pixels || img->width <= 0 || img->height <= 0) return NULL;
+    const size_t row = (size_t)img->width * 3;
+    uint8_t *p = malloc(row * (size_t)img->height);
+    if (!p) return NULL;
+    for (int y = 0; y < img->height; y++) memcpy(p + row * (size_t)y, img->pixels + img->stride * (size_t)y, row);
+    return p;
+}
+
+typedef struct image_ctx { pt_worker *w; int img_id; } image_ctx;
+
+static void on_image_progress(void *user, const pt_image_progress *p) {
+    image_ctx *ic = user;
+    pt_ui_event *ev = ev_new(PT_EV_IMG_PROGRESS);
+    if (!ev) return;   /* a progress report may be skipped */
+    ev->img_id = ic->img_id;
+    ev->img_step = p->step;
+    ev->img_total = p->total;
+    ev->img_elapsed = p->elapsed;
+    if ((ev->rgb = copy_rgb(p->preview))) { ev->w = p->preview->width; ev->h = p->preview->height; }
+    post(ic->w, ev);
+}
+
+/* Open the image model at path unless it is the one open. */
+static bool image_model_open(pt_worker *w, const char *path, int img_id, pt_ui_event *done) {
+    if (w->img && strcmp(w->img_path, path) == 0) return true;
+    pt_image_model_free(w->img);
+    w->img = NULL;
+    w->img_path[0] = 0;
+    if (!w->pool) pt_threadpool_new(w->n_threads, &w->pool, NULL);
+    pt_image_model_params mp = pt_image_model_default_params();
+    mp.cpu = getenv("PETREL_CPU");
+    mp.threadpool = w->pool;
+    mp.n_threads = w->n_threads;
+    mp.resident = true;   /* an interactive studio: no re-preparation per picture */
+    pt_error err = {0};
+    pt_ui_event *ev = ev_new(PT_EV_IMG_LOADED);
+    pt_status st = pt_image_model_load(path, &mp, &w->img, &err);
+    if (st != PT_OK) {
+        done->status = st;
+        copy_str(done->msg, sizeof done->msg, err.msg[0] ? err.msg : pt_status_name(st));
+        if (ev) {
+            ev->img_id = img_id;
+            ev->status = st;
+            snprintf(ev->msg, sizeof ev->msg, "%s", done->msg);
+            post(w, ev);
+        }
+        w->img = NULL;
+        return false;
+    }
+    snprintf(w->img_path, sizeof w->img_path, "%s", path);
+    if (ev) {
+        pt_image_model_info info;
+        pt_image_model_get_info(w->img, &info);
+        pt_img_settings *d = &ev->img_defaults;
+        pt_img_settings_default(d);
+        d->steps = info.default_steps;
+        d->cfg = info.default_cfg;
+        d->sampler = info.default_sampler;
+        d->width = info.default_width;
+        d->height = info.default_height;
+        ev->img_id = img_id;
+        post(w, ev);
+    }
+    return true;
+}
+
+static void do_image(pt_worker *w, wcmd *c) {
+    pt_ui_event *ev = c->done;
+    c->done = NULL;
+    ev->img_id = c->img_id;
+    ev->img_set = c->img;
+    const double t0 = pt_ui_now();
+    if (image_begin(w, c->img_id)) {
+        ev->status = PT_ERR_CANCELLED;   /* cancelled before it started */
+        snprintf(ev->msg, sizeof ev->msg, "cancelled");
+    } else if (image_model_open(w, c->path, c->img_id, ev)) {
+        pt_image_model_info info;
+        pt_image_model_get_info(w->img, &info);
+        pt_img_settings *s = &ev->img_set;
+        if (s->steps <= 0) s->steps = info.default_steps;
+        if (s->cfg < 0) s->cfg = info.default_cfg;
+        if (s->sampler >= PT_IMAGE_SAMPLER_COUNT) s->sampler = info.default_sampler;
+        if (s->width <= 0 || s->height <= 0) { s->width = info.default_width; s->height = info.default_height; }
+        image_ctx ic = {w, c->img_id};
+        pt_image_params ip = pt_image_default_params();
+        ip.prompt = s->prompt;
+        ip.negative = s->negative;
+        ip.steps = s->steps;
+        ip.cfg = s->cfg;
+        ip.seed = s->seed;
+        ip.width = s->width;
+        ip.height = s->height;
+        ip.sampler = s->sampler;
+        ip.progress = on_image_progress;
+        ip.progress_user = &ic;
+        ip.cancel = &w->img_cancel;
+        pt_image img = {0};
+        pt_error err = {0};
+        ev->status = pt_image_generate(w->img, &ip, &img, &err);
+        if (ev->status == PT_OK) {
+            ev->rgb = copy_rgb(&img);
+            ev->w = img.width;
+            ev->h = img.height;
+            if (!ev->rgb) { ev->status = PT_ERR_NOMEM; snprintf(ev->msg, sizeof ev->msg, "out of memory"); }
+        } else {
+            copy_str(ev->msg, sizeof ev->msg, err.msg[0] ? err.msg : pt_status_name(ev->status));
+        }
+        pt_image_free(&img);
+    }
+    image_end(w);
+    ev->img_elapsed = pt_ui_now() - t0;
+    ev->t = pt_ui_now();
+    post(w, ev);
+}
+
 static void *worker_main(void *arg) {
     pt_worker *w = arg;
     for (;;) {
@@ -237,12 +376,15 @@ static void *worker_main(void *arg) {
         }
         case WCMD_RESET: pt_session_reset(&w->sess); break;
         case WCMD_TURN: do_turn(w, c); break;
+        case WCMD_IMAGE: do_image(w, c); break;
         case WCMD_QUIT: break;
         }
         wcmd_free(&c->node);
         if (k == WCMD_QUIT) break;
     }
     pt_session_close(&w->sess);
+    pt_image_model_free(w->img);
+    w->img = NULL;
     pt_threadpool_free(w->pool);
     w->pool = NULL;
     atomic_store(&w->finished, true);
@@ -255,6 +397,7 @@ bool pt_worker_start(pt_worker *w, pt_queue *events, int n_ctx, int n_threads) {
     w->n_ctx = n_ctx;
     w->n_threads = n_threads;
     atomic_init(&w->turn_cancel, false);
+    atomic_init(&w->img_cancel, false);
     atomic_init(&w->finished, false);
     if (pthread_mutex_init(&w->cancel_mu, NULL) != 0) return false;
     if (!pt_queue_init(&w->cmds, false)) { pthread_mutex_destroy(&w->cancel_mu); return false; }
@@ -297,6 +440,7 @@ static wcmd *cmd_new(wcmd_kind k, const char *path, int done_kind) {
 bool pt_worker_stop(pt_worker *w, double wait_s) {
     if (!w->started) return true;
     pt_worker_cancel(w, INT_MAX);   /* also every turn still to come */
+    pt_worker_cancel_image(w, INT_MAX);
     /* drop queued work, then ask the thread to leave */
     pt_qnode *n;
     while ((n = pt_queue_pop(&w->cmds))) wcmd_free(n);
@@ -351,4 +495,19 @@ bool pt_worker_turn(pt_worker *w, int turn_id, const pt_chat_message *msgs, int 
         if (!c->msgs[i].content) { wcmd_free(&c->node); return false; }
     }
     return send_cmd(w, c);
+}
+
+bool pt_worker_image(pt_worker *w, int img_id, const char *model_path, const pt_img_settings *s) {
+    wcmd *c = cmd_new(WCMD_IMAGE, model_path, PT_EV_IMG_DONE);
+    if (!c) return false;
+    c->img_id = img_id;
+    c->img = *s;
+    return send_cmd(w, c);
+}
+
+void pt_worker_cancel_image(pt_worker *w, int upto) {
+    pthread_mutex_lock(&w->cancel_mu);
+    if (upto > w->img_cancel_upto) w->img_cancel_upto = upto;
+    if (w->img_running > 0 && w->img_running <= w->img_cancel_upto) atomic_store(&w->img_cancel, true);
+    pthread_mutex_unlock(&w->cancel_mu);
 }

@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "imgset.h"
 #include "queue.h"
 #include "session.h"
 #include "slash.h"
@@ -37,6 +38,12 @@ typedef enum pt_ev_kind {
     PT_EV_TURN_DONE,    /* the turn ended (result, or status != OK) */
     PT_EV_MEM,          /* memory numbers */
     PT_EV_LOAD_PROGRESS, /* path: load_done of load_total weight bytes ready */
+    PT_EV_IMG_LOADED,   /* image model opened (img_id of the job that opened it):
+                           img_defaults; or status != OK */
+    PT_EV_IMG_PROGRESS, /* img_id: img_step of img_total done, img_elapsed, and a
+                           copy of the engine's preview (rgb, w x h) */
+    PT_EV_IMG_DONE,     /* img_id: the picture (rgb, w x h) and img_set, the
+                           settings it used; or status != OK (PT_ERR_CANCELLED) */
 } pt_ev_kind;
 
 /* Model metadata copied out of the engine (the model may be gone), its
@@ -66,6 +73,15 @@ typedef struct pt_ui_event {
     pt_memory_stats mem;
     uint64_t load_done, load_total; /* LOAD_PROGRESS */
     double t;                      /* pt_ui_now() when posted */
+    /* image jobs */
+    int img_id;
+    int img_step, img_total;       /* IMG_PROGRESS */
+    double img_elapsed;            /* IMG_PROGRESS, IMG_DONE: seconds since the job began */
+    uint8_t *rgb; int w, h;        /* IMG_PROGRESS: preview; IMG_DONE: the picture
+                                      (malloc'd, stride 3 * w; the UI may take it) */
+    pt_img_settings img_set;       /* IMG_DONE: what was asked, the model's
+                                      defaults filled in */
+    pt_img_settings img_defaults;  /* IMG_LOADED: the model's recommended settings */
 } pt_ui_event;
 
 void pt_ui_event_free(pt_ui_event *ev);
@@ -86,7 +102,15 @@ typedef struct pt_worker {
     int n_ctx, n_threads;
     pt_threadpool *pool;   /* worker thread only: the process's one pool, made by the
                               first load (so its threads inherit the worker's signal mask) */
+    /* image jobs: the same discipline as turns, numbered apart (their
+     * own ids, their own cancel); guarded by cancel_mu as well */
+    int img_cancel_upto;
+    int img_running;
+    atomic_bool img_cancel;
     pt_session sess;       /* worker thread only */
+    pt_image_model *img;   /* worker thread only: the image model, kept open
+                              (resident) beside the LLM once loaded */
+    char img_path[4096];   /* worker thread only: its file */
     double last_mem_t;     /* worker thread only */
 } pt_worker;
 
@@ -112,6 +136,18 @@ bool pt_worker_turn(pt_worker *w, int turn_id, const pt_chat_message *msgs, int 
                     const pt_chat_settings *set);
 /* Cancel every turn with an id <= upto_turn_id (see the top of this file). */
 void pt_worker_cancel(pt_worker *w, int upto_turn_id);
+
+/* Generate a picture with the image model at model_path (opened on first
+ * use, kept open; the LLM stays loaded) and settings s. img_id > 0 is
+ * larger than every earlier image job's. Posts IMG_LOADED (when the model
+ * was opened), IMG_PROGRESS after every step and IMG_DONE at the end,
+ * which is made here, so the end of a job is always reported. Returns
+ * false (nothing sent) when out of memory. */
+bool pt_worker_image(pt_worker *w, int img_id, const char *model_path, const pt_img_settings *s);
+/* Cancel every image job with an id <= upto: the one running stops within
+ * one sampler step (IMG_DONE with PT_ERR_CANCELLED), a queued one ends at
+ * once when it starts; a later job is never reached. */
+void pt_worker_cancel_image(pt_worker *w, int upto_img_id);
 
 void pt_model_card_from_info(pt_model_card *c, const pt_model_info *info);
 

@@ -1,5 +1,5 @@
 /*
- * png_out.h — PNG files of `petrel imagine`: the image encoded by
+ * png_out.h — PNG files of `petrel imagine` and of the studio: the image encoded by
  * stb_image_write with the generation parameters in a text chunk, and
  * written so that the final name only ever holds a whole file.
  */
