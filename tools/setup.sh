@@ -8,9 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PACKAGES="build-essential cmake pkg-config libpcre2-dev libncurses-dev libcjson-dev libutf8proc-dev libstb-dev zlib1g-dev python3 python3-pip"
+DEBIAN_PACKAGES="build-essential cmake pkg-config libpcre2-dev libncurses-dev libcjson-dev libutf8proc-dev libstb-dev zlib1g-dev libcurl4-openssl-dev libssl-dev python3 python3-pip"
 DEBIAN_TEST_PACKAGES="tmux gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user clang-14 libclang-rt-14-dev"
-TERMUX_PACKAGES="clang cmake make pkg-config pcre2 ncurses libcjson utf8proc stb zlib python"
+TERMUX_PACKAGES="clang cmake make pkg-config pcre2 ncurses libcjson utf8proc stb zlib libcurl openssl python"
 TERMUX_TEST_PACKAGES="tmux"
 if [ "${1:-}" = "--test" ]; then
     DEBIAN_PACKAGES="$DEBIAN_PACKAGES $DEBIAN_TEST_PACKAGES"
