@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "catalog.h"
 #include "commands.h"
 #include "paths.h"
 #ifdef PETREL_HAVE_UI
@@ -24,8 +25,11 @@ static void usage(FILE *f) {
           "  info       describe a GGUF model\n"
           "  bench      measure prefill and decode speed (llama-bench compatible)\n"
           "  imagine    generate an image from a prompt (PNG)\n"
+          "  pull       download a model: a catalog NAME, hf://ORG/REPO/FILE, ms://..., a URL\n"
+          "  list       the downloaded models (size, type, quantization, last used)\n"
+          "  rm         delete a downloaded model\n"
           "app options:\n"
-          "  -m, --model PATH   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
+          "  -m, --model PATH|NAME   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
           "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
           "options:\n"
           "  -h, --help     this help; COMMAND --help for a command's options\n"
@@ -44,6 +48,9 @@ static const command COMMANDS[] = {
     {"info", cmd_info},
     {"bench", cmd_bench},
     {"imagine", cmd_imagine},
+    {"pull", cmd_pull},
+    {"list", cmd_list},
+    {"rm", cmd_rm},
 };
 
 /* No subcommand: the full-screen app (or, in a build without it, the
@@ -82,6 +89,10 @@ static int open_app(int argc, char **argv, bool demo) {
         if (v) app_error("%s wants a non-negative whole number, not '%s'", a, v);
         return 2;
     }
+    /* -m takes a catalog ID or a pulled file's name too (catalog.h) */
+    char model[4096];
+    if (o.model_path && !(o.model_path = app_resolve_model(o.model_path, PT_MODEL_KIND_LLM, model, sizeof model)))
+        return 1;
     return pt_ui_run(&o);
 #else
     (void)demo;
