@@ -42,7 +42,7 @@ static bool put(char *out, size_t cap, size_t *n, const char *s, size_t len) {
 
 static bool has_control(const char *s) {
     for (; *s; s++)
-        if ((unsigned char)*s <= 0x20 || *s == 0x7f) return true;
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) return true;
     return false;
 }
 
@@ -90,7 +90,7 @@ pt_status pt_download_resolve(const char *source, const pt_download_params *para
                               size_t cap, pt_error *err) {
     if (!source || !*source || cap == 0) return pt_fail(err, PT_ERR_ARG, "no source to download");
     if (has_control(source))
-        return pt_fail(err, PT_ERR_ARG, "a download source must not hold spaces or control characters");
+        return pt_fail(err, PT_ERR_ARG, "a download source must not hold control characters");
     pt_download_params p = pt_download_default_params();
     if (pt_params_overlay(&p, sizeof p, params, "pt_download_params", err)) return PT_ERR_ARG;
     if (!strncmp(source, "hf://", 5))
@@ -101,6 +101,8 @@ pt_status pt_download_resolve(const char *source, const pt_download_params *para
     if (!strncmp(source, "https://", 8) || !strncmp(source, "http://", 7)) {
         const char *host = strstr(source, "://") + 3;
         if (!*host || *host == '/') return pt_fail(err, PT_ERR_ARG, "%.200s: no host in the URL", source);
+        if (strchr(source, ' '))
+            return pt_fail(err, PT_ERR_ARG, "a URL must not hold spaces (write them as %%20)");
         if (strlen(source) >= cap) return pt_fail(err, PT_ERR_ARG, "the URL is too long");
         strcpy(url, source);
         return PT_OK;
