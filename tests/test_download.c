@@ -95,6 +95,8 @@ static void sidecar(void) {
     /* a newline in a value would forge a field: refused */
     strcpy(e.validator, "x\nsha256 evil");
     CHECK(!pt_part_meta_write(path, &e), "newline refused");
+    /* a NUL inside: sized by its array, not strlen */
+    static const char nul_case[] = "petrel-part 1\nurl u\0x\nvalidator \nsha256 \ntotal 1\n";
     static const char *const broken[] = {
         "",
         "petrel-part 2\nurl u\nvalidator \nsha256 \ntotal 1\n",
@@ -103,11 +105,11 @@ static void sidecar(void) {
         "petrel-part 1\nurl u\nvalidator \nsha256 \ntotal 1",
         "petrel-part 1\nurl \nvalidator \nsha256 \ntotal 1\n",
         "petrel-part 1\nvalidator \nurl u\nsha256 \ntotal 1\n",
-        "petrel-part 1\nurl u\0x\nvalidator \nsha256 \ntotal 1\n",
+        nul_case,
     };
     for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
         FILE *f = fopen(path, "wb");
-        size_t len = i == 7 ? 55 : strlen(broken[i]);
+        size_t len = broken[i] == nul_case ? sizeof nul_case - 1 : strlen(broken[i]);
         fwrite(broken[i], 1, len, f);
         fclose(f);
         CHECK(!pt_part_meta_read(path, &r), "malformed sidecar %zu refused", i);

@@ -219,6 +219,14 @@ else
 fi
 fresh
 
+# ---- the progress line: on a terminal only (script(1) gives it a pty)
+script -qec "'$BIN' pull '$URL/plain/tty/big.bin'" /dev/null >"$TMP/tty" 2>&1 </dev/null
+check "progress line on a terminal" -- grep -qE "big.bin +100% +3.0 MiB / 3.0 MiB +[0-9.]+ (MiB|GiB)/s" "$TMP/tty"
+fresh
+run 0 "no progress line off a terminal" -- pull "$URL/plain/notty/big.bin"
+check "no progress line in a pipe" -- bash -c "! grep -q 'MiB/s' '$TMP/err'"
+fresh
+
 # ---- list, rm, -m NAME
 run 1 "-m NAME before pulling" -- info -m tiny
 err_has "-m NAME says pull" "petrel pull tiny"
