@@ -85,9 +85,16 @@ static bool in_models(const char *dir, const char *name, char *buf, size_t cap) 
     return n > 0 && (size_t)n < cap && is_file(buf);
 }
 
-static const char *by_catalog(const pt_catalog_entry *e, const char *dir, char *buf, size_t cap) {
+static const char *by_catalog(const pt_catalog_entry *e, pt_model_kind kind, const char *dir, char *buf,
+                              size_t cap) {
     char why[1024], shown[200];
     app_escaped(e->id, shown, sizeof shown);
+    if (e->kind != kind) {
+        app_error("model '%s' is %s", shown,
+                  e->kind == PT_MODEL_KIND_IMAGE ? "an image model: petrel imagine -m uses it"
+                                                 : "a language model, not an image model");
+        return NULL;
+    }
     if (!strcmp(e->source, "bundled")) {
         /* path is relative to the repository: "assets/REL" */
         const char *rel = !strncmp(e->path, "assets/", 7) ? e->path + 7 : e->path;
@@ -139,7 +146,7 @@ const char *app_resolve_model(const char *given, pt_model_kind kind, char *buf, 
     const pt_catalog_entry *e = pt_catalog_find(c, given);
     const char *out = NULL;
     if (e) {
-        out = by_catalog(e, dir, buf, cap);
+        out = by_catalog(e, kind, dir, buf, cap);
     } else {
         char name[512];
         snprintf(name, sizeof name, "%s.gguf", given);

@@ -236,6 +236,8 @@ run 0 "pull sdtiny" -- pull sdtiny
 run 0 "info -m NAME" -- info -m tiny
 check "info read the pulled file" -- grep -q "llama" "$TMP/out"
 run 0 "-m with the file name" -- info -m tiny_llama
+run 1 "an image model given to an LLM command" -- run -m sdtiny -p hi -n 1
+err_has "kind mismatch said" "is an image model"
 run 0 "list" -- list
 check "list: tiny as LLM" -- grep -qE "^tiny +tiny_llama.gguf +[0-9.]+ MiB +LLM +[A-Z0-9_]+ +[0-9]{4}-" "$TMP/out"
 check "list: sdtiny as image, never used" -- grep -qE "^sdtiny +sd-tiny-q8.gguf +[0-9.]+ MiB +image +[A-Z0-9_]+ +never" "$TMP/out"
