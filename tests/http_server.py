@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Loopback HTTP server for the download tests (tests/test_pull.sh).
 
-usage: http_server.py DIR PORT_FILE LOG_FILE
+usage: http_server.py DIR PORT_FILE LOG_FILE [CERT KEY]
 
 Serves the files of DIR on 127.0.0.1 only, on a free port that it writes
 to PORT_FILE (atomically) once it listens; logs one line per request to
@@ -27,10 +27,13 @@ counted per whole path, so tests keep their counters apart by TAG):
               302 to /plain/hf/NAME with X-Linked-Etag = NAME's sha256
               (the hub's LFS sha256 comes with the redirect, not the file)
   nothing     404
+With CERT and KEY it speaks HTTPS (TLS) with that certificate: a
+self-signed one, which a client that checks certificates must refuse.
 The server runs until killed (the test kills it on exit).
 """
 import hashlib
 import os
+import ssl
 import sys
 import threading
 import time
@@ -160,6 +163,10 @@ class Server(ThreadingHTTPServer):
 
 def main():
     srv = Server(("127.0.0.1", 0), Handler)
+    if len(sys.argv) == 6:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[4], sys.argv[5])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     tmp = PORT_FILE + ".tmp"
     with open(tmp, "w") as f:
         f.write(str(srv.server_address[1]))

@@ -150,6 +150,27 @@ run 2 "bad source" -- pull "hf://org"
 run 1 "unknown scheme" -- pull "ftp://host/x.bin"
 err_has "unknown scheme said" "not a source petrel can fetch"
 
+# ---- certificates are checked: a self-signed HTTPS server is refused
+TLS_PID=
+if openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+        -days 2 -keyout "$TMP/key.pem" -out "$TMP/cert.pem" >/dev/null 2>&1; then
+    python3 "$SRC/http_server.py" "$TMP/www" "$TMP/tls_port" "$TMP/tls_log" "$TMP/cert.pem" "$TMP/key.pem" \
+        2>"$TMP/tls.err" &
+    TLS_PID=$!
+    if wait_for 60 test -s "$TMP/tls_port"; then
+        run 1 "self-signed certificate refused" -- pull --retries 0 "https://127.0.0.1:$(cat "$TMP/tls_port")/plain/t/big.bin"
+        err_has "certificate said" "could not be verified"
+        check "tls: nothing installed" -- nothing_installed big.bin
+        check "tls: no request got through" -- test ! -s "$TMP/tls_log"
+    else
+        bad "the TLS test server did not start: $(cat "$TMP/tls.err")"
+    fi
+    kill "$TLS_PID"; wait "$TLS_PID" 2>/dev/null
+else
+    bad "openssl could not make a test certificate"
+fi
+fresh
+
 # ---- cut connections: resumed in the run, and by a second run
 run 0 "cut, resumed in the same run" -- pull "${FAST[@]}" "$URL/cut/r1/big.bin"
 check "cut r1: identical" -- cmp -s "$TMP/www/big.bin" "$MODELS/big.bin"
