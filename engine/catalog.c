@@ -241,9 +241,12 @@ static pt_status set_field(entry *e, const pt_toml_item *it, const char *name, p
     int f = -1;
     for (int i = 0; i < N_FIELDS; i++)
         if (!strcmp(FIELDS[i].key, it->key)) f = i;
-    if (f < 0)
-        return pt_fail(err, PT_ERR_FORMAT, "%.60s:%d:%d: unknown key '%s' in [models.%.60s]", name, it->line,
-                       it->col, key, e->pub.id);
+    if (f < 0) {
+        char id[64];
+        pt_escape_text(e->pub.id, strlen(e->pub.id), id, sizeof id);
+        return pt_fail(err, PT_ERR_FORMAT, "%.60s:%d:%d: unknown key '%s' in [models.%s]", name, it->line,
+                       it->col, key, id);
+    }
     const field *fd = &FIELDS[f];
     pt_toml_type want = fd->type == F_SIZE ? PT_TOML_INT : PT_TOML_STRING;
     if (it->type != want)
@@ -435,7 +438,7 @@ pt_status pt_catalog_add_file(pt_catalog *c, const char *path, pt_error *err) {
     if (!buf) st = pt_fail(err, PT_ERR_NOMEM, "out of memory");
     else if (bad) st = pt_fail(err, PT_ERR_IO, "cannot read %s", shown);
     else if (n > MAX) st = pt_fail(err, PT_ERR_FORMAT, "%s is larger than 1 MiB: not a catalog", shown);
-    else st = pt_catalog_add_text(c, buf, n, path, err);
+    else st = pt_catalog_add_text(c, buf, n, shown, err); /* messages name it escaped */
     free(buf);
     return st;
 }

@@ -553,8 +553,9 @@ static pt_status finish(dl *d, const char *dest, pt_download_result *res) {
     memcpy(res->sha256, got, sizeof got);
     res->bytes = d->have;
     if (d->p->expected_size && d->have != d->p->expected_size) {
-        stop(d, STOP_DISCARD, PT_ERR_CHECKSUM, "downloaded %" PRIu64 " bytes, %" PRIu64 " were expected; nothing was installed",
-             d->have, d->p->expected_size);
+        stop(d, STOP_DISCARD, PT_ERR_CHECKSUM,
+             "downloaded %" PRIu64 " bytes, %" PRIu64 " were expected; nothing was installed", d->have,
+             d->p->expected_size);
         return d->err ? d->err->code : PT_ERR_CHECKSUM;
     }
     const char *want = d->p->sha256 && *d->p->sha256 ? d->p->sha256 : d->meta.sha256[0] ? d->meta.sha256 : NULL;
