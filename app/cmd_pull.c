@@ -7,7 +7,9 @@
  * the same command resumes.
  *
  * Exit status: 0 installed (or already there), 1 failed, 2 usage,
- * 130 cancelled (Ctrl-C / SIGTERM; the .part is kept).
+ * 130 cancelled with Ctrl-C (the .part is kept). Other signals keep their
+ * default action, as in every command (SIGTERM: 143): the .part is still
+ * a prefix of the file, so a later pull resumes it.
  */
 #include <errno.h>
 #include <signal.h>
@@ -256,17 +258,15 @@ int cmd_pull(int argc, char **argv) {
     }
     atomic_store(&pull_cancel, false);
     o.dp.cancel = &pull_cancel;
-    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    struct sigaction sa = {.sa_handler = on_signal}, old_int;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
 
     pt_download_result res;
     pt_error err = {0};
     pt_status s = pt_download(source, dest, &o.dp, &res, &err);
 
     sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
     if (line.shown) fputs("\r\033[K", stderr);
     if (s == PT_ERR_CANCELLED) {
         app_error("pull: interrupted; the part downloaded is kept in %s.part: run the same command to resume", dest);
