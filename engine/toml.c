@@ -21,6 +21,7 @@ typedef struct parser {
     pt_error *err;
     pt_toml_doc *doc;
     int table;          /* the table keys go into */
+    int cap_tables, cap_items; /* allocated lengths of doc's arrays */
     bool failed;        /* an error has been recorded: keep the first */
 } parser;
 
@@ -460,6 +461,19 @@ static pt_status value(parser *p, pt_toml_item *it) {
 
 /* ---- tables and keys --------------------------------------------------- */
 
+/* Room for one more element in *arr (n used of *cap, doubling); the new
+ * element is zeroed. False when out of memory. */
+static bool grow(void **arr, int *cap, int n, size_t elem) {
+    if (n < *cap) return true;
+    int c = *cap ? *cap * 2 : 16;
+    void *q = realloc(*arr, elem * (size_t)c);
+    if (!q) return false;
+    memset((char *)q + elem * (size_t)n, 0, elem * (size_t)(c - n));
+    *arr = q;
+    *cap = c;
+    return true;
+}
+
 /* "a.\"b.c\"" for messages (parts that are not bare are quoted). */
 static void table_name(const pt_toml_table *t, int n_parts, char *buf, size_t cap) {
     size_t used = 0;
@@ -493,6 +507,8 @@ static pt_status table(parser *p) {
     int line = p->line, col = p->col;
     if (peek(p, 1) == '[') return fail(p, "arrays of tables ([[...]]) are not supported");
     if (d->n_tables == PT_TOML_MAX_TABLES) return fail(p, "more than %d tables", PT_TOML_MAX_TABLES);
+    if (!grow((void **)&d->tables, &p->cap_tables, d->n_tables, sizeof *d->tables))
+        return pt_fail(p->err, PT_ERR_NOMEM, "out of memory");
     pt_toml_table *t = &d->tables[d->n_tables];
     memset(t, 0, sizeof *t);
     t->line = line;
@@ -542,6 +558,8 @@ static pt_status keyval(parser *p) {
     pt_toml_doc *d = p->doc;
     int line = p->line, col = p->col;
     if (d->n_items == PT_TOML_MAX_ITEMS) return fail(p, "more than %d keys", PT_TOML_MAX_ITEMS);
+    if (!grow((void **)&d->items, &p->cap_items, d->n_items, sizeof *d->items))
+        return pt_fail(p->err, PT_ERR_NOMEM, "out of memory");
     pt_toml_item *it = &d->items[d->n_items];
     memset(it, 0, sizeof *it);
     it->table = p->table;
@@ -582,12 +600,8 @@ pt_status pt_toml_parse(const char *text, size_t len, const char *name, pt_toml_
     memset(doc, 0, sizeof *doc);
     parser p = {.s = text, .n = len, .line = 1, .col = 1, .name = name ? name : "toml", .err = err,
                 .doc = doc};
-    doc->tables = calloc(PT_TOML_MAX_TABLES, sizeof *doc->tables);
-    doc->items = calloc(PT_TOML_MAX_ITEMS, sizeof *doc->items);
-    if (!doc->tables || !doc->items) {
-        pt_toml_free(doc);
+    if (!grow((void **)&doc->tables, &p.cap_tables, 0, sizeof *doc->tables))
         return pt_fail(err, PT_ERR_NOMEM, "out of memory reading %s", p.name);
-    }
     doc->n_tables = 1; /* the root */
     pt_status st = PT_OK;
     /* a UTF-8 byte order mark is allowed at the very start */
