@@ -59,14 +59,42 @@ static char **scan(const char *dir, int *n) {
     return names;
 }
 
+/* petrel list --catalog: what petrel pull NAME can fetch. */
+static int list_catalog(const pt_catalog *c, const char *dir) {
+    printf("%-28s %-6s %9s  %-8s %-10s %s\n", "NAME", "TYPE", "SIZE", "QUANT", "HERE", "TITLE (LICENSE)");
+    for (int i = 0; i < pt_catalog_count(c); i++) {
+        const pt_catalog_entry *e = pt_catalog_get(c, i);
+        char id[120], title[200], license[120], size[32] = "?", path[8300];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->local_name);
+        const char *here = !strcmp(e->source, "bundled") ? "bundled"
+                         : stat(path, &st) == 0          ? "pulled"
+                         : (strcat(path, ".part"), stat(path, &st) == 0) ? "partial"
+                                                                           : "-";
+        if (e->size) human((double)e->size, size, sizeof size);
+        else if (e->approx_mb) snprintf(size, sizeof size, "~%llu MB", (unsigned long long)e->approx_mb);
+        printf("%-28s %-6s %9s  %-8s %-10s %s (%s)\n", app_escaped(e->id, id, sizeof id),
+               e->kind == PT_MODEL_KIND_IMAGE ? "image" : "LLM", size, e->quant ? e->quant : "-", here,
+               app_escaped(e->title ? e->title : e->id, title, sizeof title),
+               app_escaped(e->license ? e->license : "license not given", license, sizeof license));
+    }
+    return 0;
+}
+
 int cmd_list(int argc, char **argv) {
+    bool catalog = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            puts("usage: petrel list\n"
+            puts("usage: petrel list [--catalog]\n"
                  "  the models in the data directory's models/ folder: catalog name, file, size,\n"
                  "  type (LLM or image), quantization (from the GGUF header) and last use;\n"
-                 "  unfinished downloads show as partial (petrel pull NAME resumes them)");
+                 "  unfinished downloads show as partial (petrel pull NAME resumes them)\n"
+                 "  --catalog  the models petrel pull NAME can fetch instead");
             return 0;
+        }
+        if (!strcmp(argv[i], "--catalog")) {
+            catalog = true;
+            continue;
         }
         app_error("list: unknown argument '%s'", argv[i]);
         return 2;
@@ -78,6 +106,11 @@ int cmd_list(int argc, char **argv) {
     }
     pt_catalog *c = app_catalog_load();
     if (!c) return 1;
+    if (catalog) {
+        int rc = list_catalog(c, dir);
+        pt_catalog_free(c);
+        return rc;
+    }
     int n = 0;
     char **names = scan(dir, &n);
     if (n == 0) {

@@ -272,7 +272,28 @@ run 1 "rm outside the models folder" -- rm ../etc
 run 0 "rm by file name" -- rm sd-tiny-q8.gguf
 run 0 "list: empty again" -- list
 check "list: says none" -- grep -q "^no models in" "$TMP/out"
+run 0 "list --catalog" -- list --catalog
+check "list --catalog: every entry, which are here" -- grep -qE "^tiny +LLM +\? +- +- +tiny llama \(license not given\)" "$TMP/out"
+check "list --catalog: a pulled one" -- bash -c "'$BIN' pull good >/dev/null 2>&1 && '$BIN' list --catalog | grep -qE '^good .* pulled '"
+
+# ---- where the catalog comes from: the built-in copy, an installed share/ file, the user's file
+unset PETREL_CATALOG
+run 1 "built-in catalog" -- info -m qwen3-4b
+err_has "built-in catalog knows qwen3-4b" "petrel pull qwen3-4b"
+mkdir -p "$TMP/prefix/bin" "$TMP/prefix/share/petrel"
+cp "$BIN" "$TMP/prefix/bin/petrel"
+printf '[models.shared]\nsource = "url"\nurl = "%s/plain/shared/big.bin"\n' "$URL" >"$TMP/prefix/share/petrel/models.toml"
+"$TMP/prefix/bin/petrel" pull shared >"$TMP/out" 2>"$TMP/err" </dev/null
+check "installed share/petrel/models.toml is read first" -- cmp -s "$TMP/www/big.bin" "$MODELS/big.bin"
+"$TMP/prefix/bin/petrel" info -m qwen3-4b >"$TMP/out" 2>"$TMP/err" </dev/null
+check "... and replaces the built-in one" -- grep -q "neither a file nor a model" "$TMP/err"
 mkdir -p "$TMP/config/petrel"
+printf '[models.mine]\nsource = "url"\nurl = "%s/plain/mine/big.bin.v2"\n' "$URL" >"$TMP/config/petrel/models.toml"
+run 0 "the user's models.toml adds to the built-in one" -- pull mine
+check "user entry pulled" -- cmp -s "$TMP/www/big.bin.v2" "$MODELS/big.bin.v2"
+"$TMP/prefix/bin/petrel" pull mine >"$TMP/out" 2>"$TMP/err" </dev/null
+check "... and to an installed one" -- grep -q "already here" "$TMP/err"
+export PETREL_CATALOG=$TMP/catalog.toml
 printf '[models.tiny]\nsize = "big"\n' >"$TMP/config/petrel/models.toml"
 run 1 "a bad user catalog" -- pull tiny
 err_has "bad user catalog names line and column" "petrel/models.toml:2:1: 'size' must be an integer"
