@@ -115,6 +115,12 @@ title = "tiny llama"
 source = "url"
 url = "$URL/sha/e/tiny_llama.gguf"
 template = "chatml"
+[models.hubtiny]
+source = "hf"
+repo = "org/tiny"
+revision = "r2"
+file = "sub/big.bin"
+local = "hub.bin"
 [models.sdtiny]
 kind = "image"
 source = "url"
@@ -123,6 +129,10 @@ EOF
 export PETREL_CATALOG=$TMP/catalog.toml
 run 0 "catalog sha256" -- pull good
 err_has "catalog sha256 checked" "checked against the catalog"
+HF_ENDPOINT=$URL/hf run 0 "catalog hf entry" -- pull hubtiny
+check "catalog hf entry: repo, revision and file in the URL" -- grep -q "^GET /hf/org/tiny/resolve/r2/sub/big.bin " "$TMP/log"
+check "catalog hf entry: saved under its local name" -- cmp -s "$TMP/www/big.bin" "$MODELS/hub.bin"
+err_has "catalog hf entry: the hub's sha256 checked" "checked against the server's"
 run 1 "catalog sha256 wrong" -- pull wrong
 err_has "catalog sha256 wrong said" "the catalog says 0000000000000000"
 check "wrong: nothing installed" -- nothing_installed wrong.bin
@@ -188,6 +198,18 @@ check "resume: identical" -- cmp -s "$TMP/www/big.bin" "$MODELS/big.bin"
 err_has "resume said" "resumed"
 check "resume: no .part left" -- no_part big.bin
 fresh
+# a .part without its sidecar, or whose sidecar names another URL, starts over
+run 1 "cut, for a lost sidecar" -- pull --retries 0 "$URL/cut/m1/big.bin"
+rm "$MODELS/big.bin.part.meta"
+run 0 "lost sidecar: downloaded again" -- pull --retries 0 "$URL/cut/m1/big.bin"
+check "lost sidecar: no Range asked" -- test "$(grep -c '^GET /cut/m1/big.bin range=-' "$TMP/log")" -eq 2
+check "lost sidecar: identical" -- cmp -s "$TMP/www/big.bin" "$MODELS/big.bin"
+fresh
+run 1 "cut, then another URL to the same name" -- pull --retries 0 "$URL/cut/u1/big.bin"
+run 0 "another URL: downloaded whole" -- pull --retries 0 "$URL/plain/u2/big.bin"
+check "another URL: no Range asked" -- grep -q '^GET /plain/u2/big.bin range=- ' "$TMP/log"
+check "another URL: identical" -- cmp -s "$TMP/www/big.bin" "$MODELS/big.bin"
+fresh
 run 1 "changed file: cut" -- pull --retries 0 "$URL/changed/c/big.bin"
 run 0 "changed file: second run" -- pull --retries 0 "$URL/changed/c/big.bin"
 check "changed: the new file whole, never joined to the old" -- cmp -s "$TMP/www/big.bin.v2" "$MODELS/big.bin"
@@ -227,6 +249,8 @@ fresh
 pull_pid=$!
 part_started() { [ "$(size_of "$MODELS/big.bin.part")" -ge 1000 ]; }
 if wait_for 60 part_started; then
+    "$BIN" pull "$URL/plain/twice/big.bin" >"$TMP/out2" 2>"$TMP/err2" </dev/null
+    check "a second pull of the same file is refused while the first runs" -- grep -q "another download of .*big.bin is running" "$TMP/err2"
     kill -INT $pull_pid
     wait $pull_pid
     rc=$?
