@@ -27,6 +27,8 @@ counted per whole path, so tests keep their counters apart by TAG):
               302 to /plain/hf/NAME with X-Linked-Etag = NAME's sha256
               (the hub's LFS sha256 comes with the redirect, not the file)
   nothing     404
+  forbidden   403
+  models      /models/ORG/REPO/resolve/REV/NAME: a ModelScope URL; the file
 With CERT and KEY it speaks HTTPS (TLS) with that certificate: a
 self-signed one, which a client that checks certificates must refuse.
 The server runs until killed (the test kills it on exit).
@@ -124,12 +126,19 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        if len(parts) >= 4 and parts[1] == "models":
+            path = os.path.join(ROOT, parts[-1])
+            if not os.path.isfile(path):
+                return self.status_only(404)
+            return self.serve(path, '"v1-%s"' % parts[-1])
         if len(parts) != 4:
             return self.status_only(404)
         mode, _tag, name = parts[1], parts[2], parts[3]
         path = os.path.join(ROOT, name)
         if mode == "nothing" or not os.path.isfile(path):
             return self.status_only(404)
+        if mode == "forbidden":
+            return self.status_only(403)
         if mode == "plain":
             return self.serve(path, '"v1-%s"' % name)
         if mode == "sha":

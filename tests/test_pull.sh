@@ -87,6 +87,10 @@ fresh
 HF_ENDPOINT=$URL/hf run 0 "hf:// with a revision" -- pull "hf://org/repo@v1.0/big.bin"
 check "hf: revision in the URL" -- grep -q "^GET /hf/org/repo/resolve/v1.0/big.bin " "$TMP/log"
 fresh
+MODELSCOPE_DOMAIN=$URL run 0 "ms:// via MODELSCOPE_DOMAIN" -- pull "ms://org/repo/big.bin"
+check "ms: ModelScope's resolve URL asked" -- grep -q "^GET /models/org/repo/resolve/master/big.bin " "$TMP/log"
+check "ms: identical" -- cmp -s "$TMP/www/big.bin" "$MODELS/big.bin"
+fresh
 
 # ---- integrity
 run 1 "wrong server sha256" -- pull "$URL/badsha/a/big.bin"
@@ -146,6 +150,8 @@ fresh
 run 1 "404" -- pull "$URL/nothing/a/big.bin"
 err_has "404 said" "HTTP 404 (not found)"
 check "404: nothing installed" -- nothing_installed big.bin
+run 1 "403" -- pull "$URL/forbidden/a/big.bin"
+err_has "403 said" "HTTP 403 (forbidden)"
 run 1 "401 without a token" -- pull "$URL/auth/a/big.bin"
 err_has "401 said" "HTTP 401 (unauthorized)"
 HF_TOKEN=sekrit run 1 "token not sent outside the HF endpoint" -- pull "$URL/auth/b/big.bin"
