@@ -386,7 +386,9 @@ static pt_status run(pt_dl *d, const char *dest, pt_download_result *res) {
         report(d, true);
         out = finish(d, dest, res);
     }
-    if (out != PT_OK && d->stop == PT_DL_STOP_DISCARD) {
+    if (out != PT_OK && (d->stop == PT_DL_STOP_DISCARD || d->have == 0)) {
+        /* nothing worth resuming (or nothing at all, as after a 404):
+         * no empty .part is left behind */
         unlink(d->part);
         unlink(d->meta_path);
     } else if (out != PT_OK) {

@@ -150,10 +150,13 @@ fresh
 run 1 "404" -- pull "$URL/nothing/a/big.bin"
 err_has "404 said" "HTTP 404 (not found)"
 check "404: nothing installed" -- nothing_installed big.bin
+check "404: no empty .part left" -- no_part big.bin
 run 1 "403" -- pull "$URL/forbidden/a/big.bin"
 err_has "403 said" "HTTP 403 (forbidden)"
+check "403: no empty .part left" -- no_part big.bin
 run 1 "401 without a token" -- pull "$URL/auth/a/big.bin"
 err_has "401 said" "HTTP 401 (unauthorized)"
+check "401: no empty .part left" -- no_part big.bin
 HF_TOKEN=sekrit run 1 "token not sent outside the HF endpoint" -- pull "$URL/auth/b/big.bin"
 check "token never left for another host" -- bash -c "! grep -q 'auth=Bearer' '$TMP/log'"
 HF_TOKEN=sekrit HF_ENDPOINT=$URL run 0 "token sent to the HF endpoint" -- pull "$URL/auth/c/big.bin"
@@ -177,6 +180,7 @@ if openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -addext subject
         run 1 "self-signed certificate refused" -- pull --retries 0 "https://127.0.0.1:$(cat "$TMP/tls_port")/plain/t/big.bin"
         err_has "certificate said" "could not be verified"
         check "tls: nothing installed" -- nothing_installed big.bin
+    check "tls: no empty .part left" -- no_part big.bin
         check "tls: no request got through" -- test ! -s "$TMP/tls_log"
     else
         bad "the TLS test server did not start: $(cat "$TMP/tls.err")"
