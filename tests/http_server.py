@@ -29,6 +29,8 @@ counted per whole path, so tests keep their counters apart by TAG):
   nothing     404
   forbidden   403
   models      /models/ORG/REPO/resolve/REV/NAME: a ModelScope URL; the file
+  simple      /simple/PROJECT/: a PEP 503 index page, the file
+              simple-PROJECT.html of DIR
 With CERT and KEY it speaks HTTPS (TLS) with that certificate: a
 self-signed one, which a client that checks certificates must refuse.
 The server runs until killed (the test kills it on exit).
@@ -126,6 +128,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        if len(parts) == 4 and parts[1] == "simple" and parts[3] == "":
+            path = os.path.join(ROOT, "simple-%s.html" % parts[2])
+            if not os.path.isfile(path):
+                return self.status_only(404)
+            return self.serve(path, '"v1-simple-%s"' % parts[2])
         if len(parts) >= 4 and parts[1] == "models":
             path = os.path.join(ROOT, parts[-1])
             if not os.path.isfile(path):

