@@ -25,8 +25,10 @@
  * file comes back whole with 200, and then the .part starts over; a 206 is
  * checked once more against the sidecar's validator and sha256). A .part
  * without a readable sidecar is never resumed: it is emptied. So a resume
- * never joins bytes of two different files. DEST itself is only ever
- * written by the final rename, after the checks.
+ * never joins bytes of two different files. (A server that sends neither
+ * ETag nor Last-Modified is resumed on the URL alone; the sha256 checked
+ * at the end, when one is known, still refuses a file changed meanwhile.)
+ * DEST itself is only ever written by the final rename, after the checks.
  */
 #ifndef PETREL_DOWNLOAD_PART_H
 #define PETREL_DOWNLOAD_PART_H
