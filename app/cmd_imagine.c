@@ -17,6 +17,7 @@
 #include "catalog.h"
 #include "commands.h"
 #include "paths.h"
+#include "picture_out.h"
 #include "png_out.h"
 #include "sigbus.h"
 
@@ -49,12 +50,18 @@ static void usage(FILE *f) {
           "      --tokenizer DIR   vocab.json + merges.txt for a file without a tokenizer\n"
           "      --weights TYPE    auto (as stored), f16, q8_0 or q4_0 (default auto)\n"
           "  -t, --threads N       threads (default: all cores)\n"
+          "      --show            draw the image in the terminal once it is saved\n"
+          "                        (as `petrel show`: nothing when stdout is not a terminal)\n"
+          "      --graphics MODE   how --show draws: auto, kitty, iterm2, sixel, symbols, none\n"
+          "                        (default: PETREL_GRAPHICS, else auto)\n"
           "  -h, --help            this help\n", f);
 }
 
 typedef struct imagine_options {
     const char *model, *output, *taesd, *tokenizer, *weights;
     int n_threads;
+    bool show;                  /* --show: draw it in the terminal after saving */
+    pt_gfx_proto graphics;      /* --graphics / PETREL_GRAPHICS */
     bool set_sampler, set_steps, set_cfg; /* given: else the model's defaults */
     pt_image_params ip;
 } imagine_options;
@@ -70,6 +77,7 @@ static bool int_opt(const char *name, const char *v, long lo, long hi, int *out)
 
 /* Parse argv into o; 0, or the exit status (error printed; -1: help shown). */
 static int parse(imagine_options *o, int argc, char **argv) {
+    const char *graphics = NULL;
     o->ip = pt_image_default_params();
     o->ip.seed = 42;
     for (int i = 1; i < argc; i++) {
@@ -88,6 +96,10 @@ static int parse(imagine_options *o, int argc, char **argv) {
         } else if (!strcmp(a, "--taesd")) {
             if (!(o->taesd = arg_value(argc, argv, &i))) return 2;
             o->ip.use_taesd = true;
+        } else if (!strcmp(a, "--show")) {
+            o->show = true;
+        } else if (!strcmp(a, "--graphics")) {
+            if (!(graphics = arg_value(argc, argv, &i))) return 2;
         } else if (!strcmp(a, "--tokenizer")) {
             if (!(o->tokenizer = arg_value(argc, argv, &i))) return 2;
         } else if (!strcmp(a, "--weights")) {
@@ -137,6 +149,11 @@ static int parse(imagine_options *o, int argc, char **argv) {
             app_error("imagine: unknown option '%s' (see petrel imagine --help)", a);
             return 2;
         }
+    }
+    char why[512];
+    if (!pt_gfx_requested(graphics, &o->graphics, why, sizeof why)) {
+        app_error("imagine: %s", why);
+        return 2;
     }
     if (!o->ip.prompt) {
         app_error("imagine: no prompt given (-p TEXT)");
@@ -235,6 +252,21 @@ static void print_stats(const pt_image_model *m) {
 
 /* ---- the command ------------------------------------------------------- */
 
+/* --show: the saved image drawn below the cursor (after the stats, which
+ * went to stderr: a terminal shows them above the picture). */
+static void show_image(const imagine_options *o, const pt_image *img) {
+    pt_term_caps caps;
+    picture_probe(o->graphics, false, &caps);
+    if (o->graphics == PT_GFX_AUTO && !isatty(STDOUT_FILENO)) {
+        app_error("imagine: standard output is not a terminal: --show draws nothing "
+                  "(--graphics MODE draws anyway)");
+        return;
+    }
+    const pt_gfx_image pic = {.rgb = img->pixels, .w = img->width, .h = img->height,
+                              .stride = (int)img->stride};
+    if (!picture_print(&caps, &pic, stdout)) app_error("imagine: out of memory drawing the image");
+}
+
 /* No -m: the bundled demo image model (paths.h says where it is looked
  * for); 0, or 1 after the error. */
 static int default_model(char *buf, size_t cap) {
@@ -325,6 +357,7 @@ int cmd_imagine(int argc, char **argv) {
     }
     print_stats(m);
     rc = 0;
+    if (o.show) show_image(&o, &img);
 done:
     signal(SIGINT, SIG_DFL);
     free(png);

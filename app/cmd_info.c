@@ -6,13 +6,19 @@
 #include <string.h>
 
 #include "args.h"
+#include "picture_out.h"
 #include "sigbus.h"
 #include "commands.h"
 
 static void usage(FILE *f) {
     fputs("usage: petrel info [--tensors] [--full] MODEL\n"
+          "       petrel info --terminal [--graphics MODE]\n"
           "  --tensors   list every tensor with its type, shape and size\n"
-          "  --full      show long metadata arrays in full\n", f);
+          "  --full      show long metadata arrays in full\n"
+          "  --terminal  ask the controlling terminal what pictures it can show (sixel,\n"
+          "              kitty, iTerm2, cell size, colours) and print what petrel would use\n"
+          "  --graphics MODE  with --terminal: the protocol to report as chosen (auto, kitty,\n"
+          "              iterm2, sixel, symbols, none; default PETREL_GRAPHICS, else auto)\n", f);
 }
 
 static void print_bytes(const char *label, uint64_t n) {
@@ -20,9 +26,25 @@ static void print_bytes(const char *label, uint64_t n) {
            (unsigned long long)n);
 }
 
+/* info --terminal: the probe's findings, "key: value" lines. */
+static int terminal_info(const char *graphics) {
+    pt_gfx_proto want;
+    char why[512];
+    if (!pt_gfx_requested(graphics, &want, why, sizeof why)) {
+        app_error("info: %s", why);
+        return 2;
+    }
+    pt_term_caps caps;
+    picture_probe(want, true, &caps);
+    char text[2048];
+    pt_gfx_describe(&caps, text, sizeof text);
+    fputs(text, stdout);
+    return 0;
+}
+
 int cmd_info(int argc, char **argv) {
-    const char *path = NULL;
-    bool tensors = false, full = false;
+    const char *path = NULL, *graphics = NULL;
+    bool tensors = false, full = false, terminal = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -32,6 +54,10 @@ int cmd_info(int argc, char **argv) {
             tensors = true;
         } else if (!strcmp(a, "--full")) {
             full = true;
+        } else if (!strcmp(a, "--terminal")) {
+            terminal = true;
+        } else if (!strcmp(a, "--graphics")) {
+            if (!(graphics = arg_value(argc, argv, &i))) return 2;
         } else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
             if (!(path = arg_value(argc, argv, &i))) return 2;
         } else if (a[0] == '-' && a[1]) {
@@ -40,6 +66,11 @@ int cmd_info(int argc, char **argv) {
         } else {
             path = a;
         }
+    }
+    if (terminal) return terminal_info(graphics);
+    if (graphics) {
+        app_error("info: --graphics goes with --terminal");
+        return 2;
     }
     char buf[4096];
     if (!(path = app_model_path(path, buf, sizeof buf))) return 1;

@@ -25,6 +25,7 @@ static void usage(FILE *f) {
           "  info       describe a GGUF model\n"
           "  bench      measure prefill and decode speed (llama-bench compatible)\n"
           "  imagine    generate an image from a prompt (PNG)\n"
+          "  show       draw PNG/JPEG files in the terminal (sixel, kitty, iTerm2, characters)\n"
           "  pull       download a model: a catalog NAME, hf://ORG/REPO/FILE, ms://..., a URL\n"
           "  list       the downloaded models (size, type, quantization, last used)\n"
           "  rm         delete a downloaded model\n"
@@ -48,6 +49,7 @@ static const command COMMANDS[] = {
     {"info", cmd_info},
     {"bench", cmd_bench},
     {"imagine", cmd_imagine},
+    {"show", cmd_show},
     {"pull", cmd_pull},
     {"list", cmd_list},
     {"rm", cmd_rm},

@@ -166,6 +166,7 @@ void sd_drop_unet(pt_image_model *m) {
     sd_unet_free(m->unet);
     m->unet = NULL;
     sd_weights_release(m->w, "unet.");
+    sd_rt_give_back();
 }
 
 void pt_image_model_free(pt_image_model *m) {

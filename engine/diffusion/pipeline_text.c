@@ -51,5 +51,6 @@ pt_status sd_encode_text(pt_image_model *m, const pt_image_params *p, int n_rows
         r0 = r1;
     }
     sd_weights_release(m->w, "text_encoder.");
+    sd_rt_give_back();
     return st;
 }

@@ -147,6 +147,9 @@ void sd_rt_dealloc(sd_runtime *rt, void *p, size_t n, sd_mem_kind kind);
 void sd_rt_count(sd_runtime *rt, int64_t n, sd_mem_kind kind);
 /* Start a stage: peak = what is held now. */
 void sd_rt_mem_mark(sd_runtime *rt);
+/* Hand the pages of freed graphs (a UNet, a text encoder) back to the
+ * system now; see sd_runtime.c. */
+void sd_rt_give_back(void);
 sd_mem sd_rt_mem(const sd_runtime *rt);
 
 /* Make sure the kernels' per-thread scratch covers products of `cols`

@@ -120,10 +120,10 @@ static int64_t round32(int64_t n) { return (n + 31) / 32 * 32; }
 /* Build the owned [c_out][k_pad] copy of torch-layout float tensor t
  * (rows reordered to (ky, kx, c_in), zero-padded) in type `type` (F32,
  * F16, BF16 or, from any float type, Q8_0 / Q4_0). */
-static void *reorder_rows(const sd_tensor *t, int c_out, int c_in, int k, int64_t k_pad,
-                          uint32_t type, float *row) {
+static void *reorder_rows(sd_runtime *rt, const sd_tensor *t, int c_out, int c_in, int k,
+                          int64_t k_pad, uint32_t type, float *row) {
     const size_t rb = pt_type_row_bytes(type, k_pad);
-    uint8_t *dst = malloc(rb * (size_t)c_out);
+    uint8_t *dst = sd_rt_alloc(rt, rb * (size_t)c_out, SD_MEM_WEIGHTS); /* l->own_n bytes */
     if (!dst) return NULL;
     for (int o = 0; o < c_out; o++) {
         memset(row, 0, (size_t)k_pad * sizeof(float));
@@ -194,12 +194,11 @@ pt_status sd_prepare_matrix(sd_runtime *rt, const sd_tensor *t, const char *name
         const int64_t k_pad = round32(K);
         const uint32_t type = quantize ? qtype : t->type;
         float *row = malloc((size_t)k_pad * sizeof(float));
-        void *own = row ? reorder_rows(t, c_out, c_in, k, k_pad, type, row) : NULL;
+        void *own = row ? reorder_rows(rt, t, c_out, c_in, k, k_pad, type, row) : NULL;
         free(row);
         if (!own) return pt_fail(err, PT_ERR_NOMEM, "out of memory preparing %s", name);
         l->own = own;
-        l->own_n = pt_type_row_bytes(type, k_pad) * (size_t)c_out;
-        sd_rt_count(rt, (int64_t)l->own_n, SD_MEM_WEIGHTS);
+        l->own_n = pt_type_row_bytes(type, k_pad) * (size_t)c_out; /* counted by sd_rt_alloc */
         pw->type = type;
         pw->data = own;
         pw->cols = k_pad;

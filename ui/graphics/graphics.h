@@ -46,6 +46,8 @@ typedef struct pt_term_caps {
     int color_depth;          /* symbols: 24 (truecolor), 256, 16 or 2 */
     bool tmux;                /* inside tmux ($TMUX) */
     bool passthrough;         /* tmux lets DCS passthrough through (allow-passthrough on) */
+    bool wrap_tmux;           /* pictures go out wrapped in tmux's passthrough (for the
+                               * outer terminal); false when tmux draws them itself */
     bool answered;            /* the terminal answered DA1 at all */
     char version[96];         /* XTVERSION reply, escaped to printable ASCII */
     char term[64];            /* $TERM, $TERM_PROGRAM as seen */
@@ -57,9 +59,21 @@ typedef struct pt_term_caps {
  * the replies read with the terminal in raw mode for at most timeout_ms;
  * the terminal mode is restored and no reply is left in the input.
  * `want` is the user's choice (--graphics / PETREL_GRAPHICS; AUTO to pick).
- * Not a tty: nothing is written, caps says so, proto is SYMBOLS when
- * forced there, else NONE. Never fails; caps is always filled. */
+ * Not a tty (fd < 0 allowed), TERM=dumb, or a background job: nothing is
+ * written; auto gives NONE, a forced protocol is used as told (so
+ * `--graphics sixel > file` writes sixel). want NONE: no queries either.
+ * Never fails; caps is always filled. */
 void pt_gfx_probe(int fd, pt_gfx_proto want, int timeout_ms, pt_term_caps *caps);
+
+/* The probe's timeout: PETREL_PROBE_TIMEOUT_MS (0..5000) when set and
+ * valid, else PT_GFX_PROBE_TIMEOUT_MS. */
+#define PT_GFX_PROBE_TIMEOUT_MS 250
+int pt_gfx_probe_timeout_ms(void);
+
+/* The protocol the user asked for: flag (--graphics; NULL when not given)
+ * wins over $PETREL_GRAPHICS, else AUTO. False with a one-line reason in
+ * why when the one that counts is not a name pt_gfx_parse knows. */
+bool pt_gfx_requested(const char *flag, pt_gfx_proto *want, char *why, size_t why_cap);
 
 /* Print what the probe found, one "key: value" per line (info --terminal). */
 void pt_gfx_describe(const pt_term_caps *caps, char *out, size_t cap);
@@ -82,10 +96,15 @@ typedef struct pt_gfx_image {
 /* Append the bytes that draw img scaled to fit cols x rows cells (aspect
  * kept, centred neither way: top-left aligned) at the cursor, with
  * caps->proto. The cursor is where the caller left it before; the caller
- * moves it afterwards. id (> 0) names the picture for kitty, so drawing
- * the same id again replaces it. *used_cols / *used_rows (may be NULL)
- * get the block the picture covers. Inside tmux with passthrough the
- * picture's escape sequences are wrapped in tmux's DCS passthrough. False
+ * moves it afterwards (sixel, iTerm2 and symbols save and restore it with
+ * DECSC/DECRC around the picture, kitty draws with C=1). The block must
+ * fit on the screen below the cursor: a picture that scrolls the screen
+ * leaves the restored cursor on the wrong row. id (> 0) names the picture
+ * for kitty, so drawing the same id again replaces it; id 0 sends none (a
+ * picture never redrawn, as the CLI's in the scrollback). *used_cols /
+ * *used_rows (may be NULL) get the block the picture covers. With
+ * caps->wrap_tmux the picture's escape sequences are wrapped in tmux's
+ * DCS passthrough. NONE appends a one-line "[picture WxH]" cut to cols. False
  * on bad arguments or no memory. */
 bool pt_gfx_encode(const pt_term_caps *caps, const pt_gfx_image *img, int cols, int rows,
                    uint32_t id, pt_gfx_buf *out, int *used_cols, int *used_rows);
