@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "catalog.h"
 #include "paths.h"
 
 bool arg_int(const char *s, long lo, long hi, int *out) {
@@ -68,13 +69,7 @@ const char *arg_value(int argc, char **argv, int *i) {
 }
 
 const char *app_model_path(const char *given, char *buf, size_t cap) {
-    if (given) return given;
-    char why[512];
-    if (!pt_app_default_model(buf, cap, why, sizeof why)) {
-        app_error("%s", why);
-        return NULL;
-    }
-    return buf;
+    return app_resolve_model(given, PT_MODEL_KIND_LLM, buf, cap);
 }
 
 pt_model_params app_model_params(pt_threadpool *pool) {

@@ -33,7 +33,9 @@ const char *arg_value(int argc, char **argv, int *i);
  * the environment) and the process's thread pool (NULL: a private one). */
 pt_model_params app_model_params(pt_threadpool *pool);
 
-/* Model path from -m, else the default model; NULL (error printed) if none. */
+/* Model path from -m (a path, a catalog ID or a pulled file's name), else
+ * the default model; NULL (error printed) if none. app_resolve_model
+ * (catalog.h) for an LLM. */
 const char *app_model_path(const char *given, char *buf, size_t cap);
 
 #endif

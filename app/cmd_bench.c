@@ -232,9 +232,19 @@ static int parse_args(int argc, char **argv, bench_opts *o, bool *done) {
             for (const char *s = v; *s;) { /* comma list, as llama-bench */
                 const char *c = strchr(s, ',');
                 size_t len = c ? (size_t)(c - s) : strlen(s);
-                if (len == 0 || !str_push(&o->models, s, len)) {
+                if (len == 0 || len >= 4096) {
                     app_error("bench: bad model list '%s'", v);
                     return 2;
+                }
+                /* each a path, a catalog ID or a pulled file's name */
+                char name[4096], buf[4096];
+                memcpy(name, s, len);
+                name[len] = 0;
+                const char *path = app_model_path(name, buf, sizeof buf);
+                if (!path) return 1;
+                if (!str_push(&o->models, path, strlen(path))) {
+                    app_error("bench: out of memory");
+                    return 1;
                 }
                 s += len + (c != NULL);
             }

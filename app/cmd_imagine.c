@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "catalog.h"
 #include "commands.h"
 #include "paths.h"
 #include "graphics/png_out.h"
@@ -280,11 +281,16 @@ int cmd_imagine(int argc, char **argv) {
     imagine_options o = {0};
     int rc = parse(&o, argc, argv);
     if (rc) return rc < 0 ? 0 : rc;
-    char default_path[4096];
+    char default_path[4096], model_path[4096], taesd_path[4096];
     if (!o.model) {
         if (default_model(default_path, sizeof default_path)) return 1;
         o.model = default_path;
+    } else if (!(o.model = app_resolve_model(o.model, PT_MODEL_KIND_IMAGE, model_path, sizeof model_path))) {
+        return 1;
     }
+    /* --taesd takes a catalog name too (petrel pull taesd) */
+    if (o.taesd && !(o.taesd = app_resolve_model(o.taesd, PT_MODEL_KIND_IMAGE, taesd_path, sizeof taesd_path)))
+        return 1;
 
     pt_error err = {0};
     pt_threadpool *pool = NULL;

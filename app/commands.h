@@ -14,5 +14,8 @@ int cmd_chat(int argc, char **argv);   /* chat --plain: line-oriented chat */
 int cmd_bench(int argc, char **argv);  /* llama-bench compatible speed test */
 int cmd_imagine(int argc, char **argv); /* text to image, PNG out */
 int cmd_show(int argc, char **argv);    /* pictures in the terminal */
+int cmd_pull(int argc, char **argv);    /* fetch a model (catalog name, hf://, ms://, URL) */
+int cmd_list(int argc, char **argv);    /* the local models */
+int cmd_rm(int argc, char **argv);      /* delete a local model */
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "catalog.h"
 #include "commands.h"
 #include "paths.h"
 #ifdef PETREL_HAVE_UI
@@ -26,8 +27,11 @@ static void usage(FILE *f) {
           "  bench      measure prefill and decode speed (llama-bench compatible)\n"
           "  imagine    generate an image from a prompt (PNG)\n"
           "  show       draw PNG/JPEG files in the terminal (sixel, kitty, iTerm2, characters)\n"
+          "  pull       download a model: a catalog NAME, hf://ORG/REPO/FILE, ms://..., a URL\n"
+          "  list       the downloaded models (size, type, quantization, last used)\n"
+          "  rm         delete a downloaded model\n"
           "app options:\n"
-          "  -m, --model PATH   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
+          "  -m, --model PATH|NAME   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
           "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
           "  --graphics auto|sixel|kitty|iterm2|symbols|none  (or PETREL_GRAPHICS)\n"
           "  --image-model PATH  the studio's image model (default: the bundled demo model)\n"
@@ -49,6 +53,9 @@ static const command COMMANDS[] = {
     {"bench", cmd_bench},
     {"imagine", cmd_imagine},
     {"show", cmd_show},
+    {"pull", cmd_pull},
+    {"list", cmd_list},
+    {"rm", cmd_rm},
 };
 
 /* No subcommand: the full-screen app (or, in a build without it, the
@@ -96,9 +103,16 @@ static int open_app(int argc, char **argv, bool demo) {
         if (v) app_error("%s wants a non-negative whole number, not '%s'", a, v);
         return 2;
     }
+    /* -m takes a catalog ID or a pulled file's name too (catalog.h) */
+    char model[4096];
+    if (o.model_path && !(o.model_path = app_resolve_model(o.model_path, PT_MODEL_KIND_LLM, model, sizeof model)))
+        return 1;
     /* the studio's image model: --image-model, else the bundled demo
      * model, found as `petrel imagine` finds it (paths.h) */
     char img_path[4096], img_why[1024];
+    if (o.image_model &&
+        !(o.image_model = app_resolve_model(o.image_model, PT_MODEL_KIND_IMAGE, img_path, sizeof img_path)))
+        return 1;
     if (!o.image_model) {
         if (pt_app_default_image_model(img_path, sizeof img_path, img_why, sizeof img_why)) {
             o.image_model = img_path;

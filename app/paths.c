@@ -55,40 +55,67 @@ static bool is_file(const char *p) {
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* "$dir/PT_DEFAULT_IMAGE_ASSET" into buf if it fits and exists; the place
- * is appended to the list in why either way. */
-static bool try_assets(const char *dir, char *buf, size_t cap, char *why, size_t why_cap) {
-    int n = snprintf(buf, cap, "%s/%s", dir, PT_DEFAULT_IMAGE_ASSET);
+/* "$dir/rel" into buf if it fits and exists; the place is appended to the
+ * list in why either way. */
+static bool try_assets(const char *dir, const char *rel, char *buf, size_t cap, char *why, size_t why_cap) {
+    int n = snprintf(buf, cap, "%s/%s", dir, rel);
     if (n > 0 && (size_t)n < cap && is_file(buf)) return true;
     size_t used = strlen(why);
     if (used + 1 < why_cap)
-        snprintf(why + used, why_cap - used, "%s%.300s/%s", used ? ", " : "", dir, PT_DEFAULT_IMAGE_ASSET);
+        snprintf(why + used, why_cap - used, "%s%.300s/%.200s", used ? ", " : "", dir, rel);
+    return false;
+}
+
+bool pt_app_share_dir(char *buf, size_t cap) {
+    /* PREFIX/bin/petrel -> PREFIX/share/petrel */
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return false;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash) return false;
+    *slash = 0;
+    slash = strrchr(exe, '/');
+    if (!slash) return false;
+    *slash = 0;
+    int w = snprintf(buf, cap, "%s/share/petrel", exe);
+    return w > 0 && (size_t)w < cap;
+}
+
+bool pt_app_asset(const char *rel, char *buf, size_t cap, char *why, size_t why_cap) {
+    if (why_cap) why[0] = 0;
+    const char *env = getenv("PETREL_ASSETS");
+    if (env && *env) return try_assets(env, rel, buf, cap, why, why_cap);
+    char dir[4096 + 32];
+    if (pt_app_share_dir(dir, sizeof dir - 8)) {
+        strcat(dir, "/assets");
+        if (try_assets(dir, rel, buf, cap, why, why_cap)) return true;
+    }
+#ifdef PETREL_ASSET_DIR
+    if (try_assets(PETREL_ASSET_DIR, rel, buf, cap, why, why_cap)) return true;
+#endif
     return false;
 }
 
 bool pt_app_default_image_model(char *buf, size_t cap, char *why, size_t why_cap) {
-    if (why_cap) why[0] = 0;
-    const char *env = getenv("PETREL_ASSETS");
-    if (env && *env) return try_assets(env, buf, cap, why, why_cap);
-    /* PREFIX/bin/petrel -> PREFIX/share/petrel/assets */
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            slash = strrchr(exe, '/');
-            if (slash) {
-                *slash = 0;
-                char dir[4096 + 32];
-                snprintf(dir, sizeof dir, "%s/share/petrel/assets", exe[0] ? exe : "");
-                if (try_assets(dir, buf, cap, why, why_cap)) return true;
-            }
-        }
-    }
-#ifdef PETREL_ASSET_DIR
-    if (try_assets(PETREL_ASSET_DIR, buf, cap, why, why_cap)) return true;
-#endif
+    return pt_app_asset(PT_DEFAULT_IMAGE_ASSET, buf, cap, why, why_cap);
+}
+
+bool pt_app_models_dir(char *buf, size_t cap, char *why, size_t why_cap) {
+    char dir[4096];
+    if (!pt_app_data_dir(dir, sizeof dir, why, why_cap)) return false;
+    int n = snprintf(buf, cap, "%s/models", dir);
+    if (n > 0 && (size_t)n < cap) return true;
+    snprintf(why, why_cap, "the models folder under %.200s... is too long", dir);
     return false;
+}
+
+bool pt_app_config_file(const char *name, char *buf, size_t cap) {
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (xdg && xdg[0] == '/') n = snprintf(buf, cap, "%s/petrel/%s", xdg, name);
+    else if (home && home[0] == '/') n = snprintf(buf, cap, "%s/.config/petrel/%s", home, name);
+    else return false;
+    return n > 0 && (size_t)n < cap;
 }

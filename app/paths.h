@@ -29,6 +29,18 @@ bool pt_app_default_model(char *buf, size_t cap, char *why, size_t why_cap);
  * The first that exists goes into buf; false with the places looked in
  * (or why the path does not fit) in why. */
 bool pt_app_default_image_model(char *buf, size_t cap, char *why, size_t why_cap);
+/* A bundled file (rel: its path under assets/, e.g. "demo-sd/x.gguf"),
+ * looked for in the same places in the same order. */
+bool pt_app_asset(const char *rel, char *buf, size_t cap, char *why, size_t why_cap);
+/* PREFIX/share/petrel for the running executable (PREFIX/bin/petrel);
+ * false when /proc/self/exe cannot be read or the path does not fit. */
+bool pt_app_share_dir(char *buf, size_t cap);
+/* DATA_DIR/models: where pulled models go; false with a reason. */
+bool pt_app_models_dir(char *buf, size_t cap, char *why, size_t why_cap);
+/* $XDG_CONFIG_HOME/petrel/NAME (an absolute XDG_CONFIG_HOME only), else
+ * $HOME/.config/petrel/NAME; false when neither is usable. */
+bool pt_app_config_file(const char *name, char *buf, size_t cap);
+
 /* The bundled demo image model under an assets directory. */
 #define PT_DEFAULT_IMAGE_ASSET "demo-sd/demo-sd-q8_0.gguf"
 

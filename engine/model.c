@@ -9,7 +9,7 @@
 
 /* Name of the tensor type holding most bytes among matrices (2-D tensors):
  * what users call the model's quantization ("Q4_1"). */
-static const char *dominant_type(const pt_gguf *g) {
+const char *pt_model_dominant_type(const pt_gguf *g) {
     uint64_t bytes[PT_TYPE_COUNT] = {0};
     for (uint64_t i = 0; i < g->n_tensors; i++) {
         const pt_gguf_tensor *t = &g->tensors[i];
@@ -91,7 +91,7 @@ pt_status pt_model_load(const char *path, const pt_model_params *params, pt_mode
         m->n_params += t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
         m->weight_bytes += t->nbytes;
     }
-    m->ftype = dominant_type(m->gguf);
+    m->ftype = pt_model_dominant_type(m->gguf);
     *out = m;
     return PT_OK;
 }

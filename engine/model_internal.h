@@ -31,4 +31,8 @@ struct pt_context {
     bool have_logits;         /* false until the first pt_decode */
 };
 
+/* Name of the tensor type holding most bytes among the matrices (2-D
+ * tensors): what users call the file's quantization ("Q4_1"). */
+const char *pt_model_dominant_type(const pt_gguf *g);
+
 #endif

@@ -16,6 +16,8 @@ const char *pt_status_name(pt_status s) {
     case PT_ERR_CONTEXT_FULL: return "context full";
     case PT_ERR_CANCELLED: return "cancelled";
     case PT_ERR_TEMPLATE: return "chat template error";
+    case PT_ERR_NETWORK: return "network error";
+    case PT_ERR_CHECKSUM: return "checksum mismatch";
     }
     return "unknown status";
 }

