@@ -484,6 +484,12 @@ class Result:
 def clean_env(personality, extra=None):
     p = PERSONALITIES[personality] if isinstance(personality, str) else personality
     env = {k: v for k, v in os.environ.items() if k not in TERMINAL_VARS}
+    # A terminal that answers ends the probe with its DA1 reply, so a long
+    # timeout costs nothing there and keeps a loaded machine (ASan, ctest -j)
+    # from turning a slow answer into a wrong protocol; the silent one keeps
+    # petrel's default, which is what it tests.
+    if p.name != "silent":
+        env["PETREL_PROBE_TIMEOUT_MS"] = "20000"
     env.update(p.env)
     env.update(extra or {})
     return {k: v for k, v in env.items() if v is not None}

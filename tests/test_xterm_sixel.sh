@@ -39,6 +39,9 @@ for _ in $(seq 300); do [ -s "$TMP/display" ] && break; kill -0 $XVFB_PID 2>/dev
 [ -s "$TMP/display" ] || { echo "Xvfb did not start: $(cat "$TMP/xvfb.log")"; echo "0 passed, 1 failed"; exit 1; }
 export DISPLAY=:$(head -1 "$TMP/display")
 unset TMUX TERM_PROGRAM COLORTERM PETREL_GRAPHICS KITTY_WINDOW_ID
+# xterm always answers DA1, which ends the probe: a long timeout costs nothing
+# and a loaded machine cannot turn a slow answer into a missed sixel
+export PETREL_PROBE_TIMEOUT_MS=20000
 
 # run_in_xterm NAME COMMAND...: COMMAND runs in a fresh 80x24 xterm; when it
 # ends its exit status goes to $TMP/NAME.rc, the cursor is hidden and the
