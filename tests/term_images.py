@@ -29,6 +29,7 @@ import base64, os, re, subprocess, sys, tempfile, zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import png_check  # noqa: E402
+from fake_term import _kitty_keys  # noqa: E402  (one parser of kitty's keys)
 
 
 class Picture:
@@ -55,15 +56,6 @@ def decode_sixel(raw):
             raise ValueError("sixel2png failed: %s" % p.stderr.decode(errors="replace").strip())
         w, h, rgb, alpha = png_check.decode(open(dst, "rb").read())
         return w, h, rgb, alpha
-
-
-def _kitty_keys(body):
-    ctrl, _, payload = body[1:].partition(b";")
-    keys = {}
-    for kv in ctrl.split(b","):
-        k, eq, v = kv.partition(b"=")
-        if eq: keys[k.decode("latin-1")] = v.decode("latin-1")
-    return keys, payload
 
 
 def _kitty_image(keys, payload, offset, info):
