@@ -84,35 +84,6 @@ void sd_free_vector(sd_runtime *rt, float *v, int c) {
     sd_rt_dealloc(rt, v, (size_t)c * sizeof(float), SD_MEM_WEIGHTS);
 }
 
-/* ---- quantization of rows (GGML's reference rounding) ------------------------- */
-
-static void quantize_q8_0(const float *x, pt_block_q8_0 *b, int64_t n) {
-    for (int64_t k = 0; k < n / PT_QK_LEGACY; k++, x += PT_QK_LEGACY) {
-        float amax = 0.0f;
-        for (int i = 0; i < PT_QK_LEGACY; i++) amax = fmaxf(amax, fabsf(x[i]));
-        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-        b[k].d = pt_f32_to_fp16(d);
-        for (int i = 0; i < PT_QK_LEGACY; i++) b[k].qs[i] = (int8_t)roundf(x[i] * id);
-    }
-}
-
-static void quantize_q4_0(const float *x, pt_block_q4_0 *b, int64_t n) {
-    for (int64_t k = 0; k < n / PT_QK_LEGACY; k++, x += PT_QK_LEGACY) {
-        float amax = 0.0f, max = 0.0f; /* the value of largest magnitude, signed */
-        for (int i = 0; i < PT_QK_LEGACY; i++)
-            if (amax < fabsf(x[i])) {
-                amax = fabsf(x[i]);
-                max = x[i];
-            }
-        const float d = max / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-        b[k].d = pt_f32_to_fp16(d);
-        for (int i = 0; i < PT_QK_LEGACY / 2; i++) {
-            const int lo = (int)(int8_t)(x[i] * id + 8.5f), hi = (int)(int8_t)(x[i + 16] * id + 8.5f);
-            b[k].qs[i] = (uint8_t)((lo < 15 ? lo : 15) | (hi < 15 ? hi : 15) << 4);
-        }
-    }
-}
-
 /* ---- matrices ------------------------------------------------------------------ */
 
 static int64_t round32(int64_t n) { return (n + 31) / 32 * 32; }
@@ -133,21 +104,9 @@ static void *reorder_rows(sd_runtime *rt, const sd_tensor *t, int c_out, int c_i
                     row[(ky * k + kx) * c_in + ci] =
                         elem_f32(t, (((int64_t)o * c_in + ci) * k + ky) * k + kx);
         uint8_t *d = dst + (size_t)o * rb;
-        switch (type) {
-        case PT_TYPE_F32: memcpy(d, row, rb); break;
-        case PT_TYPE_F16:
-            for (int64_t i = 0; i < k_pad; i++) ((uint16_t *)d)[i] = pt_f32_to_fp16(row[i]);
-            break;
-        case PT_TYPE_BF16: /* the values came from BF16: their top halves are exact */
-            for (int64_t i = 0; i < k_pad; i++) {
-                uint32_t u;
-                memcpy(&u, &row[i], 4);
-                ((uint16_t *)d)[i] = (uint16_t)(u >> 16);
-            }
-            break;
-        case PT_TYPE_Q8_0: quantize_q8_0(row, (pt_block_q8_0 *)d, k_pad); break;
-        default: quantize_q4_0(row, (pt_block_q4_0 *)d, k_pad); break;
-        }
+        /* GGML's reference rounding (kernels/cpu/quant_quantize.c); values
+         * that came from BF16 convert back exactly */
+        pt_quantize_row(type, row, d, k_pad);
     }
     return dst;
 }

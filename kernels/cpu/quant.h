@@ -53,6 +53,18 @@ size_t pt_type_row_bytes(uint32_t type, int64_t n);
 float pt_fp16_to_f32(uint16_t h);
 uint16_t pt_f32_to_fp16(float f);
 float pt_bf16_to_f32(uint16_t h);
+uint16_t pt_f32_to_bf16(float f); /* ties to even; NaN stays a (quiet) NaN */
+
+/* Quantization (quant_quantize.c): the types pt_quantize_row can write,
+ * F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0. */
+bool pt_can_quantize(uint32_t type);
+
+/* Write the n values x[0..n) as one row of `type` to dst; returns the
+ * bytes written (pt_type_row_bytes), 0 when the type cannot be written or
+ * n is not a multiple of its block. Byte-identical to ggml's reference
+ * quantizers (quantize_row_*_ref, what llama-quantize uses without an
+ * importance matrix); see quant_quantize.c for the conditions. */
+size_t pt_quantize_row(uint32_t type, const float *restrict x, void *restrict dst, int64_t n);
 
 /* dst[0..n) = the n values of a row. Supported types only. */
 void pt_dequant_row(uint32_t type, const void *src, float *dst, int64_t n);
