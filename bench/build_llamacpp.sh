@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# build_llamacpp.sh — build llama.cpp's llama-bench once, from the llama.cpp
-# sources vendored in the llama-cpp-python sdist on PyPI (the only place the
-# project machines can get them from).
+# build_llamacpp.sh — build llama.cpp's llama-bench and llama-quantize once,
+# from the llama.cpp sources vendored in the llama-cpp-python sdist on PyPI
+# (the only place the project machines can get them from).
 #
 #   bench/build_llamacpp.sh          prints the path of the llama-bench binary
+#   bench/build_llamacpp.sh llama-quantize
+#                                    prints the path of llama-quantize
 #
 # The sdist, its unpacked tree and the build live in the cache directory
 # ($PETREL_BENCH_CACHE, default ~/.cache/petrel-bench) and are reused: a second
@@ -35,7 +37,12 @@ fi
 
 src=$CACHE/llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION
 build=$CACHE/llama.cpp-build-$LLAMA_CPP_PYTHON_VERSION-$flavor
-bin=$build/bin/llama-bench
+tool=${1:-llama-bench}
+case "$tool" in
+    llama-bench|llama-quantize) ;;
+    *) echo "build_llamacpp: unknown tool '$tool' (llama-bench or llama-quantize)" >&2; exit 2 ;;
+esac
+bin=$build/bin/$tool
 
 if [ -x "$bin" ]; then
     echo "$bin"
@@ -66,7 +73,9 @@ cmake -S "$src/vendor/llama.cpp" -B "$build" \
     -DLLAMA_CURL=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
     -DLLAMA_BUILD_TOOLS=ON >&2
-echo "build_llamacpp: building llama-bench with -j$JOBS (takes a while on 2 cores)" >&2
-cmake --build "$build" --target llama-bench -j "$JOBS" >&2
+# Both tools are built together: they share libllama and ggml, so the second
+# costs one more source file, and a cache made for either serves both.
+echo "build_llamacpp: building llama-bench and llama-quantize with -j$JOBS (takes a while on 2 cores)" >&2
+cmake --build "$build" --target llama-bench llama-quantize -j "$JOBS" >&2
 test -x "$bin"
 echo "$bin"
