@@ -806,14 +806,14 @@ typedef struct pt_quantize_result {
  * 5-bit types, shapes a block type cannot hold fall back to Q8_0 / F16;
  * tensors in llama-quantize's order; metadata copied with
  * general.quantization_version and general.file_type set). Q8_0, Q4_0,
- * Q4_1, Q5_0, Q5_1 blocks are byte-identical to llama-quantize's from the
- * same F32/F16/BF16 input. The file is written to "OUT.tmp" and renamed
- * to out only when complete: on any failure nothing is left under out.
+ * Q4_1, Q5_0, Q5_1 and Q6_K blocks are byte-identical to llama-quantize's
+ * from the same F32/F16/BF16 input. The file is written to "OUT.tmp" and
+ * renamed to out only when complete: on any failure nothing is left
+ * under out.
  * PT_ERR_ARG: unknown type name, out is the input file; PT_ERR_FORMAT:
  * in is not a valid GGUF, or a tensor holds NaN / inf; PT_ERR_UNSUPPORTED:
- * a quantized source without allow_requantize, or a tensor type petrel
- * cannot read or write (Q6_K output tensors included, for now: pass
- * output_type); PT_ERR_IO: reading or writing (a full disk) failed.
+ * a quantized source without allow_requantize, or a source type petrel
+ * cannot read; PT_ERR_IO: reading or writing (a full disk) failed.
  * result may be NULL. */
 pt_status pt_quantize_file(const char *in, const char *out, const pt_quantize_params *params,
                            pt_quantize_result *result, pt_error *err);

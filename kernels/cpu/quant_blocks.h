@@ -174,4 +174,8 @@ void pt_dequant_block_q4_K(const pt_block_q4_K *restrict b, float *restrict y);
 void pt_dequant_block_q5_K(const pt_block_q5_K *restrict b, float *restrict y);
 void pt_dequant_block_q6_K(const pt_block_q6_K *restrict b, float *restrict y);
 
+/* nb Q6_K blocks (pt_block_q6_K) from nb * 256 floats: ggml's
+ * quantize_row_q6_K_ref, byte for byte (quant_quantize_k.c). */
+void pt_quantize_q6_K(const float *restrict x, void *restrict dst, int64_t nb);
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * quant_quantize.c — float rows to GGML types: F16, BF16 and the legacy
- * 32-value blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0). Layouts: quant_blocks.h.
+ * 32-value blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0); Q6_K is in
+ * quant_quantize_k.c. Layouts: quant_blocks.h.
  *
  * Each quantizer is a line-by-line port of ggml's quantize_row_*_ref
  * (ggml-quants.c), the functions llama-quantize reaches through
@@ -156,7 +157,7 @@ static void quantize_q8_0(const float *restrict x, pt_block_q8_0 *restrict y, in
 bool pt_can_quantize(uint32_t type) {
     switch (type) {
     case PT_TYPE_F32: case PT_TYPE_F16: case PT_TYPE_BF16: case PT_TYPE_Q4_0: case PT_TYPE_Q4_1:
-    case PT_TYPE_Q5_0: case PT_TYPE_Q5_1: case PT_TYPE_Q8_0:
+    case PT_TYPE_Q5_0: case PT_TYPE_Q5_1: case PT_TYPE_Q8_0: case PT_TYPE_Q6_K:
         return true;
     default:
         return false;
@@ -182,6 +183,7 @@ size_t pt_quantize_row(uint32_t type, const float *restrict x, void *restrict ds
     case PT_TYPE_Q5_0: quantize_q5_0(x, dst, nb); break;
     case PT_TYPE_Q5_1: quantize_q5_1(x, dst, nb); break;
     case PT_TYPE_Q8_0: quantize_q8_0(x, dst, nb); break;
+    case PT_TYPE_Q6_K: pt_quantize_q6_K(x, dst, n / PT_QK_K); break;
     default: return 0;
     }
     return bytes;
