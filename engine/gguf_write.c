@@ -1,10 +1,11 @@
 /*
  * gguf_write.c — the GGUF writer; the layout is in gguf_write.h.
  *
- * Bytes go through a stdio stream (buffered); every write's result is
- * checked and the first failure is kept with its errno, so a full disk is
- * reported as such (at the write, the flush or the fsync that saw it)
- * and the .tmp removed.
+ * Bytes go through a buffer of our own to write(2) (not stdio, so short
+ * writes and errno are seen as they happen, and a test's LD_PRELOAD shim
+ * can fail them); the first failure is kept with its errno, so a full
+ * disk is reported as such (at the write or the fsync that saw it) and
+ * the .tmp removed.
  */
 #include "gguf_write.h"
 
@@ -12,6 +13,7 @@
 #include "status.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +23,12 @@
 #define GGUF_VERSION_OUT 3
 #define GGUF_DEFAULT_ALIGNMENT 32
 
+#define BUF_BYTES ((size_t)1 << 20)
+
 struct pt_gguf_writer {
-    FILE *f;
+    int fd;                 /* -1 once closed */
+    uint8_t *buf;           /* BUF_BYTES, filled to `used` */
+    size_t used;
     char *path, *tmp;       /* final name, final name + ".tmp" */
     uint64_t pos;           /* bytes written */
     uint64_t alignment;
@@ -37,14 +43,31 @@ static pt_status write_failed(pt_gguf_writer *w, pt_error *err) {
                    strerror(w->werrno ? w->werrno : EIO));
 }
 
-static pt_status put(pt_gguf_writer *w, const void *p, size_t n, pt_error *err) {
-    if (w->werrno) return write_failed(w, err);
-    if (n && fwrite(p, 1, n, w->f) != n) {
-        w->werrno = errno ? errno : EIO;
-        return write_failed(w, err);
+/* Write the buffer out; false (werrno set) on failure. */
+static bool flush_buf(pt_gguf_writer *w) {
+    size_t off = 0;
+    while (off < w->used && !w->werrno) {
+        const ssize_t k = write(w->fd, w->buf + off, w->used - off);
+        if (k > 0) off += (size_t)k;
+        else if (k < 0 && errno == EINTR) continue;
+        else w->werrno = k < 0 ? errno : ENOSPC; /* 0 bytes written: no room */
     }
-    w->pos += n;
-    return PT_OK;
+    w->used = 0;
+    return !w->werrno;
+}
+
+static pt_status put(pt_gguf_writer *w, const void *p, size_t n, pt_error *err) {
+    const uint8_t *src = p;
+    while (n && !w->werrno) {
+        if (w->used == BUF_BYTES && !flush_buf(w)) break;
+        const size_t k = n < BUF_BYTES - w->used ? n : BUF_BYTES - w->used;
+        memcpy(w->buf + w->used, src, k);
+        w->used += k;
+        w->pos += k;
+        src += k;
+        n -= k;
+    }
+    return w->werrno ? write_failed(w, err) : PT_OK;
 }
 
 static pt_status put_u32(pt_gguf_writer *w, uint32_t v, pt_error *err) {
@@ -142,21 +165,24 @@ pt_status pt_gguf_writer_open(const char *path, pt_gguf_writer **out, pt_error *
     *out = NULL;
     pt_gguf_writer *w = calloc(1, sizeof *w);
     const size_t n = strlen(path);
-    if (!w || !(w->path = strdup(path)) || !(w->tmp = malloc(n + 5))) {
-        if (w) free(w->path);
+    if (!w || !(w->path = strdup(path)) || !(w->tmp = malloc(n + 5)) || !(w->buf = malloc(BUF_BYTES))) {
+        if (w) {
+            free(w->path);
+            free(w->tmp);
+        }
         free(w);
         return pt_fail(err, PT_ERR_NOMEM, "out of memory");
     }
     memcpy(w->tmp, path, n);
     memcpy(w->tmp + n, ".tmp", 5);
     w->alignment = GGUF_DEFAULT_ALIGNMENT;
-    if (!(w->f = fopen(w->tmp, "wb"))) {
+    if ((w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
         const int e = errno;
-        pt_fail(err, PT_ERR_IO, "cannot create %s: %s", w->tmp, strerror(e));
+        free(w->buf);
         free(w->tmp);
         free(w->path);
         free(w);
-        return err ? err->code : PT_ERR_IO;
+        return pt_fail(err, PT_ERR_IO, "cannot create %s.tmp: %s", path, strerror(e));
     }
     *out = w;
     return PT_OK;
@@ -235,6 +261,7 @@ pt_status pt_gguf_writer_end_tensor(pt_gguf_writer *w, pt_error *err) {
 }
 
 static void writer_free(pt_gguf_writer *w) {
+    free(w->buf);
     free(w->sizes);
     free(w->tmp);
     free(w->path);
@@ -246,9 +273,9 @@ pt_status pt_gguf_writer_commit(pt_gguf_writer *w, pt_error *err) {
     if (w->cur != w->n_tensors)
         st = pt_fail(err, PT_ERR_ARG, "gguf write: %" PRIu64 " of %" PRIu64 " tensors written", w->cur,
                      w->n_tensors);
-    if (!st && !w->werrno && (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)) w->werrno = errno ? errno : EIO;
-    if (fclose(w->f) != 0 && !w->werrno) w->werrno = errno ? errno : EIO;
-    w->f = NULL;
+    if (!st && flush_buf(w) && fsync(w->fd) != 0) w->werrno = errno ? errno : EIO;
+    if (close(w->fd) != 0 && !w->werrno) w->werrno = errno ? errno : EIO;
+    w->fd = -1;
     if (!st && w->werrno) st = write_failed(w, err);
     if (!st && rename(w->tmp, w->path) != 0) {
         const int e = errno;
@@ -261,7 +288,7 @@ pt_status pt_gguf_writer_commit(pt_gguf_writer *w, pt_error *err) {
 
 void pt_gguf_writer_abort(pt_gguf_writer *w) {
     if (!w) return;
-    if (w->f) fclose(w->f);
+    if (w->fd >= 0) close(w->fd);
     unlink(w->tmp);
     writer_free(w);
 }
