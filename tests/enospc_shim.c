@@ -1,8 +1,10 @@
 /*
  * enospc_shim.c — an LD_PRELOAD library for tests/test_pull.sh: a full
  * disk without a small file system. write(2) to a file whose name ends in
- * ".part" succeeds until PETREL_ENOSPC_AFTER bytes have gone to such files
- * in this process (the last write may be short), then fails with ENOSPC.
+ * ".part" (or in $PETREL_ENOSPC_SUFFIX when set: ".tmp" for
+ * tests/test_quantize.sh) succeeds until PETREL_ENOSPC_AFTER bytes have
+ * gone to such files in this process (the last write may be short), then
+ * fails with ENOSPC.
  * Every other write passes through. The byte counter is the one piece of
  * state (a preload shim has nowhere else to keep it).
  */
@@ -22,7 +24,10 @@ ssize_t write(int fd, const void *buf, size_t n) {
     char link[64], target[4096];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t k = readlink(link, target, sizeof target - 1);
-    if (k <= 5 || memcmp(target + k - 5, ".part", 5) != 0) return real(fd, buf, n);
+    const char *suffix = getenv("PETREL_ENOSPC_SUFFIX");
+    if (!suffix || !*suffix) suffix = ".part";
+    const ssize_t sl = (ssize_t)strlen(suffix);
+    if (k <= sl || memcmp(target + k - sl, suffix, (size_t)sl) != 0) return real(fd, buf, n);
     const char *env = getenv("PETREL_ENOSPC_AFTER");
     long long limit = env ? atoll(env) : 0;
     long long so_far = atomic_load(&part_bytes);
