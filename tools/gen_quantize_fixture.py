@@ -10,11 +10,18 @@ tests/test_quantize.sh.
      BF16 (all three sources quantize_tiny covers), with a few blocks made
      to hit the quantizers' edges: all zeros (scale 0), one value only,
      all equal, large and tiny magnitudes, exact .5 steps.
-  2. With --ref LLAMA_QUANTIZE: runs llama.cpp's llama-quantize on it for
-     each type below and writes tests/data/quantize_tiny.ref.json: per
-     type, the whole output file's size and sha256 and, in file order,
-     each tensor's name, type and data sha256. The outputs themselves
-     (~100-200 KB each) are not committed.
+  2. Writes tests/data/quantize_q6k.gguf (about 60 KB): the same metadata
+     with three F32 matrices of 256-value rows only (output.weight,
+     token_embd.weight, one attn_q): under the 4/5-bit targets llama-quantize
+     makes output.weight Q6_K only when its rows are whole 256-blocks,
+     which the runnable model's 64-wide rows are not. Not a runnable
+     model (the shapes do not match its hyperparameters; llama-quantize
+     does not check them): for the Q6_K quantizer and that choice only.
+  3. With --ref LLAMA_QUANTIZE: runs llama.cpp's llama-quantize on both
+     for each type below and writes tests/data/quantize_tiny.ref.json: per
+     input and type, the whole output file's size and sha256 and, in file
+     order, each tensor's name, type and data sha256. The outputs
+     themselves (~100-200 KB each) are not committed.
 
 Run from the repository root (needs numpy and gguf-py; llama-quantize
 from bench/build_llamacpp.sh llama-quantize):
@@ -39,6 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data")
 SRC = os.path.join(DATA, "tiny_llama.gguf")
 OUT = os.path.join(DATA, "quantize_tiny.gguf")
+OUT_Q6K = os.path.join(DATA, "quantize_q6k.gguf")
 REF = os.path.join(DATA, "quantize_tiny.ref.json")
 SEED = 1414
 TYPES = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "F16", "BF16"]
@@ -71,9 +79,7 @@ def edge_blocks(w, rng):
             flat[(2 * i + 1) * 32:(2 * i + 2) * 32] = c
 
 
-def write_input():
-    r = gguf.GGUFReader(SRC)
-    w = gguf.GGUFWriter(OUT, "llama")
+def copy_metadata(r, w):
     for name, f in r.fields.items():
         if name.startswith("GGUF.") or name in ("general.architecture", "general.file_type"):
             continue
@@ -81,6 +87,35 @@ def write_input():
         sub = f.types[1] if vt == gguf.GGUFValueType.ARRAY else None
         w.add_key_value(name, f.contents(), vt, sub_type=sub)
     w.add_file_type(0)
+
+
+def finish(w, path):
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    print(f"wrote {path} ({os.path.getsize(path)} bytes)")
+
+
+def write_q6k_input():
+    r = gguf.GGUFReader(SRC)
+    w = gguf.GGUFWriter(OUT_Q6K, "llama")
+    copy_metadata(r, w)
+    rng = np.random.default_rng(SEED + 1)
+    for name, rows in (("token_embd.weight", 16), ("blk.0.attn_q.weight", 8), ("output.weight", 24)):
+        a = rng.normal(0, 0.08, (rows, 256))
+        a[1, :16] = 0.0                   # a zero sub-block
+        a[2, :] = 0.0                     # a zero super-block (d = 0)
+        a[3, 5] = 3.0                     # one outlier
+        edge_blocks(a[4:], rng)
+        w.add_tensor(name, a.astype(np.float32), raw_dtype=T.F32)
+    finish(w, OUT_Q6K)
+
+
+def write_input():
+    r = gguf.GGUFReader(SRC)
+    w = gguf.GGUFWriter(OUT, "llama")
+    copy_metadata(r, w)
     rng = np.random.default_rng(SEED)
     for t in r.tensors:
         shape = tuple(int(x) for x in reversed(t.shape.tolist()))  # numpy order: rows first
@@ -98,11 +133,7 @@ def write_input():
         else:
             raw = gguf.quants.quantize(a.astype(np.float32), T.BF16)
             w.add_tensor(t.name, raw, raw_shape=raw.shape, raw_dtype=T.BF16)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-    print(f"wrote {OUT} ({os.path.getsize(OUT)} bytes)")
+    finish(w, OUT)
 
 
 def describe(path):
@@ -117,16 +148,20 @@ def describe(path):
 
 
 def write_ref(llama_quantize):
-    ref = {"input_sha256": hashlib.sha256(open(OUT, "rb").read()).hexdigest(),
-           "made_by": "llama-quantize of llama.cpp as vendored in llama-cpp-python 0.3.36 (bench/build_llamacpp.sh)",
-           "types": {}}
+    ref = {"made_by": "llama-quantize of llama.cpp as vendored in llama-cpp-python 0.3.36 "
+                      "(bench/build_llamacpp.sh), 1 thread, no importance matrix",
+           "inputs": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        for ty in TYPES:
-            out = os.path.join(tmp, ty + ".gguf")
-            subprocess.run([llama_quantize, OUT, out, ty, "1"], check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            ref["types"][ty] = describe(out)
-            print(ty, ref["types"][ty]["file_size"], ref["types"][ty]["file_sha256"][:16])
+        for path, types in ((OUT, TYPES), (OUT_Q6K, ["Q4_0", "Q4_1", "Q5_0", "Q8_0"])):
+            name = os.path.basename(path)
+            entry = ref["inputs"][name] = {"sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
+                                           "types": {}}
+            for ty in types:
+                out = os.path.join(tmp, ty + ".gguf")
+                subprocess.run([llama_quantize, path, out, ty, "1"], check=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                entry["types"][ty] = describe(out)
+                print(name, ty, entry["types"][ty]["file_size"], entry["types"][ty]["file_sha256"][:16])
     with open(REF, "w") as f:
         json.dump(ref, f, indent=1)
         f.write("\n")
@@ -138,6 +173,7 @@ def main():
     ap.add_argument("--ref", metavar="LLAMA_QUANTIZE", help="also write the reference JSON with this binary")
     a = ap.parse_args()
     write_input()
+    write_q6k_input()
     if a.ref:
         write_ref(a.ref)
 
