@@ -11,8 +11,9 @@ tests/test_quantize.sh.
      to hit the quantizers' edges: all zeros (scale 0), one value only,
      all equal, large and tiny magnitudes, exact .5 steps.
   2. Writes tests/data/quantize_q6k.gguf (about 60 KB): the same metadata
-     with three F32 matrices of 256-value rows only (output.weight,
-     token_embd.weight, one attn_q): under the 4/5-bit targets llama-quantize
+     with three F32 matrices of 256-value rows (output.weight,
+     token_embd.weight, one attn_q), one of 48-value rows (no block fits:
+     F16) and one 256 x 1 (1-D to ggml): under the 4/5-bit targets llama-quantize
      makes output.weight Q6_K only when its rows are whole 256-blocks,
      which the runnable model's 64-wide rows are not. Not a runnable
      model (the shapes do not match its hyperparameters; llama-quantize
@@ -109,6 +110,10 @@ def write_q6k_input():
         a[3, 5] = 3.0                     # one outlier
         edge_blocks(a[4:], rng)
         w.add_tensor(name, a.astype(np.float32), raw_dtype=T.F32)
+    # shapes that take other paths: rows of 48 (no 32-block fits: F16),
+    # a 256 x 1 matrix (ggml_n_dims 1: kept F32, written as 1-D)
+    w.add_tensor("blk.0.ffn_down.weight", rng.normal(0, 0.08, (4, 48)).astype(np.float32), raw_dtype=T.F32)
+    w.add_tensor("blk.0.attn_k.weight", rng.normal(0, 0.08, (1, 256)).astype(np.float32), raw_dtype=T.F32)
     finish(w, OUT_Q6K)
 
 
