@@ -26,6 +26,10 @@
  * them when it loads the tensors): NaN would flow into the codes here as
  * in ggml.
  */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF /* belt and braces: see above */
+#endif
+
 #include <float.h>
 #include <math.h>
 
