@@ -95,23 +95,21 @@ static bool cancelled(const run *r) {
 
 static void report(run *r, uint64_t i) {
     if (!r->p->progress) return;
+    char name[256]; /* the name NUL-terminated (it is not, in the file) */
+    const pt_gguf_str s = r->plan[i].src->name;
+    const size_t n = s.len < sizeof name - 1 ? (size_t)s.len : sizeof name - 1;
+    memcpy(name, s.ptr, n);
+    name[n] = 0;
     const pt_quantize_progress pr = {
         .tensor = (int)i,
         .n_tensors = (int)r->n,
-        .name = "",
+        .name = name,
         .from_type = pt_type_name(r->plan[i].src->type),
         .to_type = pt_type_name(r->plan[i].type),
         .done = r->done,
         .total = r->total,
     };
-    char name[256];
-    const pt_gguf_str s = r->plan[i].src->name;
-    const size_t n = s.len < sizeof name - 1 ? (size_t)s.len : sizeof name - 1;
-    memcpy(name, s.ptr, n);
-    name[n] = 0;
-    pt_quantize_progress q = pr;
-    q.name = name;
-    r->p->progress(r->p->progress_user, &q);
+    r->p->progress(r->p->progress_user, &pr);
 }
 
 static pt_status convert_tensor(run *r, uint64_t i, pt_error *err) {
