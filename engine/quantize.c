@@ -8,7 +8,11 @@
  * general.file_type moved to the end (ggml's gguf_set_val removes a key
  * and appends it); the tensors ordered by layer, then name (llama.cpp's
  * weight_name_comparer), each with ggml_n_dims dimensions; data padded
- * to general.alignment (default 32) after every tensor.
+ * to general.alignment (default 32) after every tensor. One deliberate
+ * difference: an input whose general.alignment is not 32 keeps that key
+ * and petrel lays the data out by it, while llama-quantize copies the key
+ * but pads to 32 regardless (its gguf context takes the alignment only
+ * when reading a file), writing a file that contradicts itself.
  *
  * Converted tensors are done in slabs of rows (at most ~16 MiB out):
  * each row is widened to float (pt_dequant_row: exact for F16 / BF16,
