@@ -36,6 +36,7 @@
 
 #define SLAB_BYTES ((size_t)16 << 20)
 #define GGML_QNT_VERSION 2 /* ggml.h: bumped on quantization format changes */
+#define TYPE_NAMES "F32, F16, BF16, Q8_0, Q6_K, Q5_1, Q5_0, Q4_1, Q4_0"
 
 pt_quantize_params pt_quantize_default_params(void) {
     return (pt_quantize_params){.size = sizeof(pt_quantize_params)};
@@ -176,8 +177,7 @@ static pt_status override_type(const char *name, const char *what, uint32_t *out
     *out = PT_QTYPE_NONE;
     if (!name || !*name) return PT_OK;
     if (!pt_qtype_parse(name, out))
-        return pt_fail(err, PT_ERR_ARG, "unknown %s type '%s' (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1)",
-                       what, name);
+        return pt_fail(err, PT_ERR_ARG, "unknown %s type '%s' (%s)", what, name, TYPE_NAMES);
     return PT_OK;
 }
 
@@ -290,7 +290,7 @@ pt_status pt_quantize_file(const char *in, const char *out, const pt_quantize_pa
 
     pt_qpolicy pol = {0};
     if (!pt_qtype_parse(p.type, &pol.target))
-        return pt_fail(err, PT_ERR_ARG, "unknown type '%s' (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1)", p.type);
+        return pt_fail(err, PT_ERR_ARG, "unknown type '%s' (%s)", p.type, TYPE_NAMES);
     pt_status st;
     if ((st = override_type(p.output_type, "output tensor", &pol.output_type, err)) ||
         (st = override_type(p.token_embd_type, "token embedding", &pol.token_embd_type, err)))

@@ -3,7 +3,9 @@
  * legacy targets (see quantize_policy.h). Ported from llama.cpp's
  * src/llama-quant.cpp (the llama-cpp-python 0.3.36 sdist); the rules that
  * only concern K / IQ / ternary targets or an importance matrix are left
- * out, since petrel's targets never reach them.
+ * out, since petrel's targets never reach them (none of them names
+ * LLAMA_FTYPE_MOSTLY_Q6_K: a Q6_K target takes only the output and
+ * fallback rules).
  */
 #include "quantize_policy.h"
 
@@ -146,7 +148,7 @@ static const struct {
 } TARGETS[] = {
     {"F32", PT_TYPE_F32, 0},   {"F16", PT_TYPE_F16, 1},   {"Q4_0", PT_TYPE_Q4_0, 2},
     {"Q4_1", PT_TYPE_Q4_1, 3}, {"Q8_0", PT_TYPE_Q8_0, 7}, {"Q5_0", PT_TYPE_Q5_0, 8},
-    {"Q5_1", PT_TYPE_Q5_1, 9}, {"BF16", PT_TYPE_BF16, 32},
+    {"Q5_1", PT_TYPE_Q5_1, 9}, {"Q6_K", PT_TYPE_Q6_K, 18}, {"BF16", PT_TYPE_BF16, 32},
 };
 
 bool pt_qtype_parse(const char *name, uint32_t *type) {

@@ -38,7 +38,7 @@ uint32_t pt_qpolicy_type(const pt_qpolicy *p, const pt_gguf_tensor *t, bool *fal
 int pt_qpolicy_n_dims(const pt_gguf_tensor *t);
 
 /* llama-quantize's target names (case-insensitive) -> enum pt_type:
- * F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1. */
+ * F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K. */
 bool pt_qtype_parse(const char *name, uint32_t *type);
 
 /* llama.cpp's LLAMA_FTYPE_MOSTLY_* (general.file_type) of a target. */

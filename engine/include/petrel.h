@@ -774,7 +774,7 @@ typedef void (*pt_quantize_progress_fn)(void *user, const pt_quantize_progress *
 typedef struct pt_quantize_params {
     size_t size;              /* sizeof(pt_quantize_params), set by the defaults */
     /* Target, as llama-quantize names it (case-insensitive): "F16",
-     * "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1" (also "F32"). */
+     * "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q6_K" (also "F32"). */
     const char *type;
     /* Overrides, a type name or NULL for llama-quantize's choice (like its
      * --output-tensor-type and --token-embedding-type): output.weight (and
