@@ -12,6 +12,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "sigbus.h"
 
 /* Set by SIGINT; the only state a signal handler can share with the app. */
 static atomic_bool g_interrupted;
@@ -122,6 +123,7 @@ int cmd_quantize(int argc, char **argv) {
 
     pt_quantize_result r;
     pt_error err = {0};
+    app_catch_sigbus(pos[0]); /* the input is mapped: truncated under us -> one line */
     const pt_status st = pt_quantize_file(pos[0], pos[1], &qp, &r, &err);
     sigaction(SIGINT, &old_sa, NULL);
     if (ps.tty && ps.last_tensor >= 0) fputs("\r\033[K", stderr);

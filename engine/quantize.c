@@ -23,6 +23,7 @@
 #include "petrel.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -297,6 +298,10 @@ pt_status pt_quantize_file(const char *in, const char *out, const pt_quantize_pa
         return st;
     pol.leave_output = p.leave_output;
     if (same_file(in, out)) return pt_fail(err, PT_ERR_ARG, "quantize: %s is the input file", out);
+    /* nor may OUT.tmp be: creating it would truncate the mapped input */
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", out) < (int)sizeof tmp && same_file(in, tmp))
+        return pt_fail(err, PT_ERR_ARG, "quantize: %s (the temporary output) is the input file", tmp);
 
     run r = {.p = &p};
     if ((st = pt_gguf_open(in, &r.g, err))) return st;

@@ -94,6 +94,10 @@ sum=$(sha256sum <"$TMP/same.gguf")
 expect_exit 1 "OUT == IN" -- "$BIN" quantize "$TMP/same.gguf" "$TMP/../$(basename "$TMP")/same.gguf" Q4_0
 one_line_error "OUT == IN"
 [ "$(sha256sum <"$TMP/same.gguf")" = "$sum" ] && [ ! -e "$TMP/same.gguf.tmp" ] && ok || bad "OUT == IN: input changed"
+mv "$TMP/same.gguf" "$TMP/same.gguf.tmp"   # OUT.tmp == IN: would truncate the input
+expect_exit 1 "OUT.tmp == IN" -- "$BIN" quantize "$TMP/same.gguf.tmp" "$TMP/same.gguf" Q4_0
+one_line_error "OUT.tmp == IN"
+[ "$(sha256sum <"$TMP/same.gguf.tmp")" = "$sum" ] && [ ! -e "$TMP/same.gguf" ] && ok || bad "OUT.tmp == IN: input changed"
 if [ -n "${PETREL_ENOSPC_SHIM:-}" ] && [ -r "$PETREL_ENOSPC_SHIM" ]; then
     # (under ASan the shim comes first in the preload list: ASan's link
     # order check is turned off for it, as in test_pull.sh)
