@@ -22,14 +22,16 @@ static void on_sigint(int sig) {
     atomic_store(&g_interrupted, true);
 }
 
-static const char *const TYPES[] = {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q6_K"};
+static const char *const TYPES[] = {"F32",  "F16",    "BF16",   "Q8_0", "Q6_K",   "Q5_K_M", "Q5_K",
+                                    "Q5_K_S", "Q5_1", "Q5_0", "Q4_K_M", "Q4_K", "Q4_K_S", "Q4_1", "Q4_0"};
 
 static void usage(FILE *f) {
     fputs("usage: petrel quantize [options] IN.gguf OUT.gguf TYPE\n"
           "Write IN's tensors as TYPE, with llama-quantize's per-tensor choices (norms and\n"
           "1-D tensors stay as they are; output.weight gets Q6_K with the 4/5-bit types, Q8_0\n"
-          "when its rows are not whole 256-blocks). TYPE: F16 BF16 Q8_0 Q6_K Q5_1 Q5_0 Q4_1\n"
-          "Q4_0 (or F32).\n"
+          "when its rows are not whole 256-blocks; the K mixes give some attn_v / ffn_down\n"
+          "more bits). TYPE: F16 BF16 Q8_0 Q6_K Q5_K_M (= Q5_K) Q5_K_S Q5_1 Q5_0 Q4_K_M (= Q4_K)\n"
+          "Q4_K_S Q4_1 Q4_0 (or F32).\n"
           "  -t, --threads N              threads (default: all cores)\n"
           "  --leave-output-tensor        keep output.weight as it is\n"
           "  --output-tensor-type TYPE    type of output.weight (and of a tied token_embd)\n"
@@ -108,7 +110,8 @@ int cmd_quantize(int argc, char **argv) {
         return 2;
     }
     if (!known_type(pos[2])) {
-        app_error("quantize: unknown type '%s' (F16, BF16, Q8_0, Q6_K, Q5_1, Q5_0, Q4_1, Q4_0, F32)", pos[2]);
+        app_error("quantize: unknown type '%s' (F16, BF16, Q8_0, Q6_K, Q5_K_M, Q5_K_S, Q5_1, Q5_0, Q4_K_M, "
+                  "Q4_K_S, Q4_1, Q4_0, F32)", pos[2]);
         return 2;
     }
     qp.type = pos[2];

@@ -37,7 +37,7 @@
 
 #define SLAB_BYTES ((size_t)16 << 20)
 #define GGML_QNT_VERSION 2 /* ggml.h: bumped on quantization format changes */
-#define TYPE_NAMES "F32, F16, BF16, Q8_0, Q6_K, Q5_1, Q5_0, Q4_1, Q4_0"
+#define TYPE_NAMES "F32, F16, BF16, Q8_0, Q6_K, Q5_K_M, Q5_K_S, Q5_1, Q5_0, Q4_K_M, Q4_K_S, Q4_1, Q4_0"
 
 pt_quantize_params pt_quantize_default_params(void) {
     return (pt_quantize_params){.size = sizeof(pt_quantize_params)};
@@ -177,7 +177,7 @@ static pt_status copy_tensor(run *r, uint64_t i, pt_error *err) {
 static pt_status override_type(const char *name, const char *what, uint32_t *out, pt_error *err) {
     *out = PT_QTYPE_NONE;
     if (!name || !*name) return PT_OK;
-    if (!pt_qtype_parse(name, out))
+    if (!pt_qtype_parse(name, out, NULL))
         return pt_fail(err, PT_ERR_ARG, "unknown %s type '%s' (%s)", what, name, TYPE_NAMES);
     return PT_OK;
 }
@@ -194,15 +194,18 @@ static bool same_file(const char *a, const char *b) {
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-static pt_status plan_tensors(run *r, const pt_qpolicy *pol, pt_error *err) {
+static pt_status plan_tensors(run *r, pt_qpolicy *pol, pt_error *err) {
     r->n = r->g->n_tensors;
     r->plan = calloc(r->n ? (size_t)r->n : 1, sizeof *r->plan);
     if (!r->plan) return pt_fail(err, PT_ERR_NOMEM, "out of memory");
+    for (uint64_t i = 0; i < r->n; i++) r->plan[i].src = &r->g->tensors[i];
+    /* output order first: the K mixes count tensors in that order */
+    qsort(r->plan, (size_t)r->n, sizeof *r->plan, plan_cmp);
     for (uint64_t i = 0; i < r->n; i++) {
-        const pt_gguf_tensor *t = &r->g->tensors[i];
+        const pt_gguf_tensor *t = r->plan[i].src;
         bool fell_back;
         const uint32_t to = pt_qpolicy_type(pol, t, &fell_back);
-        r->plan[i] = (plan_item){t, to};
+        r->plan[i].type = to;
         r->total += t->nbytes;
         if (to == t->type) continue;
         const pt_type_traits *from = pt_type_get(t->type);
@@ -215,12 +218,9 @@ static pt_status plan_tensors(run *r, const pt_qpolicy *pol, pt_error *err) {
             return pt_fail(err, PT_ERR_UNSUPPORTED, "tensor %.*s: petrel cannot read type %s", (int)t->name.len,
                            t->name.ptr, pt_type_name(t->type));
         if (!pt_can_quantize(to))
-            return pt_fail(err, PT_ERR_UNSUPPORTED,
-                           "tensor %.*s would be %s (llama-quantize's choice), which petrel cannot write yet; "
-                           "choose its type with --output-tensor-type / --token-embedding-type",
+            return pt_fail(err, PT_ERR_UNSUPPORTED, "tensor %.*s would be %s, which petrel cannot write",
                            (int)t->name.len, t->name.ptr, pt_type_name(to));
     }
-    qsort(r->plan, (size_t)r->n, sizeof *r->plan, plan_cmp);
     return PT_OK;
 }
 
@@ -290,7 +290,7 @@ pt_status pt_quantize_file(const char *in, const char *out, const pt_quantize_pa
     if (!p.type) return pt_fail(err, PT_ERR_ARG, "quantize: no type given");
 
     pt_qpolicy pol = {0};
-    if (!pt_qtype_parse(p.type, &pol.target))
+    if (!pt_qtype_parse(p.type, &pol.target, &pol.ftype))
         return pt_fail(err, PT_ERR_ARG, "unknown type '%s' (%s)", p.type, TYPE_NAMES);
     pt_status st;
     if ((st = override_type(p.output_type, "output tensor", &pol.output_type, err)) ||
@@ -308,7 +308,7 @@ pt_status pt_quantize_file(const char *in, const char *out, const pt_quantize_pa
     pt_qpolicy_from_model(&pol, r.g);
     res->in_file_bytes = r.g->size;
     res->n_tensors = (int)r.g->n_tensors;
-    res->file_type = pt_qtype_ftype(pol.target);
+    res->file_type = pol.ftype;
 
     st = plan_tensors(&r, &pol, err);
     if (!st) {

@@ -50,7 +50,7 @@ OUT = os.path.join(DATA, "quantize_tiny.gguf")
 OUT_Q6K = os.path.join(DATA, "quantize_q6k.gguf")
 REF = os.path.join(DATA, "quantize_tiny.ref.json")
 SEED = 1414
-TYPES = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q6_K", "F16", "BF16"]
+TYPES = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q6_K", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "F16", "BF16"]
 
 # Storage of the 2-D tensors; the rest are F16 (1-D ones F32, as converters write them).
 STORE = {
@@ -157,7 +157,7 @@ def write_ref(llama_quantize):
                       "(bench/build_llamacpp.sh), 1 thread, no importance matrix",
            "inputs": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        for path, types in ((OUT, TYPES), (OUT_Q6K, ["Q4_0", "Q4_1", "Q5_0", "Q8_0", "Q6_K"])):
+        for path, types in ((OUT, TYPES), (OUT_Q6K, ["Q4_0", "Q4_1", "Q5_0", "Q8_0", "Q6_K", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M"])):
             name = os.path.basename(path)
             entry = ref["inputs"][name] = {"sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
                                            "types": {}}

@@ -177,5 +177,8 @@ void pt_dequant_block_q6_K(const pt_block_q6_K *restrict b, float *restrict y);
 /* nb Q6_K blocks (pt_block_q6_K) from nb * 256 floats: ggml's
  * quantize_row_q6_K_ref, byte for byte (quant_quantize_k.c). */
 void pt_quantize_q6_K(const float *restrict x, void *restrict dst, int64_t nb);
+/* Likewise Q4_K and Q5_K: quantize_row_q4_K_ref / q5_K_ref. */
+void pt_quantize_q4_K(const float *restrict x, void *restrict dst, int64_t nb);
+void pt_quantize_q5_K(const float *restrict x, void *restrict dst, int64_t nb);
 
 #endif

@@ -162,6 +162,7 @@ bool pt_can_quantize(uint32_t type) {
     switch (type) {
     case PT_TYPE_F32: case PT_TYPE_F16: case PT_TYPE_BF16: case PT_TYPE_Q4_0: case PT_TYPE_Q4_1:
     case PT_TYPE_Q5_0: case PT_TYPE_Q5_1: case PT_TYPE_Q8_0: case PT_TYPE_Q6_K:
+    case PT_TYPE_Q4_K: case PT_TYPE_Q5_K:
         return true;
     default:
         return false;
@@ -188,6 +189,8 @@ size_t pt_quantize_row(uint32_t type, const float *restrict x, void *restrict ds
     case PT_TYPE_Q5_1: quantize_q5_1(x, dst, nb); break;
     case PT_TYPE_Q8_0: quantize_q8_0(x, dst, nb); break;
     case PT_TYPE_Q6_K: pt_quantize_q6_K(x, dst, n / PT_QK_K); break;
+    case PT_TYPE_Q4_K: pt_quantize_q4_K(x, dst, n / PT_QK_K); break;
+    case PT_TYPE_Q5_K: pt_quantize_q5_K(x, dst, n / PT_QK_K); break;
     default: return 0;
     }
     return bytes;
