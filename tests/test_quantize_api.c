@@ -153,8 +153,8 @@ int main(void) {
     /* 4. bad parameters */
     pt_quantize_params pb = pt_quantize_default_params();
     CHECK(pt_quantize_file(in, out, &pb, NULL, &err) == PT_ERR_ARG, "no type");
-    pb.type = "Q4_K";
-    CHECK(pt_quantize_file(in, out, &pb, NULL, &err) == PT_ERR_ARG && strstr(err.msg, "Q4_K"), "unknown: %s",
+    pb.type = "Q3_K";
+    CHECK(pt_quantize_file(in, out, &pb, NULL, &err) == PT_ERR_ARG && strstr(err.msg, "Q3_K"), "unknown: %s",
           err.msg);
     pb.type = "Q4_0";
     pb.output_type = "Q9";
