@@ -1,11 +1,13 @@
 /*
  * quantize_policy.c — llama-quantize's per-tensor type choices for the
- * legacy targets (see quantize_policy.h). Ported from llama.cpp's
+ * targets petrel writes (see quantize_policy.h). Ported from llama.cpp's
  * src/llama-quant.cpp (the llama-cpp-python 0.3.36 sdist); the rules that
- * only concern K / IQ / ternary targets or an importance matrix are left
- * out, since petrel's targets never reach them (none of them names
+ * only concern Q2_K / Q3_K / IQ / ternary / MXFP4 targets, an importance
+ * matrix, manual --tensor-type patterns or --pure are left out, since
+ * petrel's targets and options never reach them (none names
  * LLAMA_FTYPE_MOSTLY_Q6_K: a Q6_K target takes only the output and
- * fallback rules).
+ * fallback rules). MoE models with n_expert > 1 would need the layer of
+ * ffn_down parsed from its name; petrel counts (dense models).
  */
 #include "quantize_policy.h"
 

@@ -774,7 +774,8 @@ typedef void (*pt_quantize_progress_fn)(void *user, const pt_quantize_progress *
 typedef struct pt_quantize_params {
     size_t size;              /* sizeof(pt_quantize_params), set by the defaults */
     /* Target, as llama-quantize names it (case-insensitive): "F16",
-     * "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q6_K" (also "F32"). */
+     * "BF16", "Q8_0", "Q6_K", "Q5_K_M" (= "Q5_K"), "Q5_K_S", "Q5_1", "Q5_0",
+     * "Q4_K_M" (= "Q4_K"), "Q4_K_S", "Q4_1", "Q4_0" (also "F32"). */
     const char *type;
     /* Overrides, a type name or NULL for llama-quantize's choice (like its
      * --output-tensor-type and --token-embedding-type): output.weight (and
@@ -805,9 +806,10 @@ typedef struct pt_quantize_result {
  * output.weight and a tied token_embd.weight get Q6_K for the 4- and
  * 5-bit types, shapes a block type cannot hold fall back to Q8_0 / F16;
  * tensors in llama-quantize's order; metadata copied with
- * general.quantization_version and general.file_type set). Q8_0, Q4_0,
- * Q4_1, Q5_0, Q5_1 and Q6_K blocks are byte-identical to llama-quantize's
- * from the same F32/F16/BF16 input. The file is written to "OUT.tmp" and
+ * general.quantization_version and general.file_type set; the K mixes'
+ * attn_v / ffn_down choices). Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K
+ * and Q6_K blocks are byte-identical to llama-quantize's from the same
+ * F32/F16/BF16 input (without an importance matrix). The file is written to "OUT.tmp" and
  * renamed to out only when complete: on any failure nothing is left
  * under out.
  * PT_ERR_ARG: unknown type name, out is the input file; PT_ERR_FORMAT:

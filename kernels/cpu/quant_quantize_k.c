@@ -1,10 +1,12 @@
 /*
- * quant_quantize_k.c — float rows to Q6_K (layout: quant_blocks.h), the
- * type llama-quantize gives output.weight (and a tied token_embd) under the
- * 4- and 5-bit targets when the rows hold whole 256-value blocks.
+ * quant_quantize_k.c — float rows to the K-quants Q6_K, Q4_K and Q5_K
+ * (layouts: quant_blocks.h). Q6_K is also what llama-quantize gives
+ * output.weight (and a tied token_embd) under the 4- and 5-bit targets
+ * when the rows hold whole 256-value blocks.
  *
- * A line-by-line port of ggml's quantize_row_q6_K_ref and of the
- * make_qx_quants it calls (rmse_type 1, no importance weights), with the
+ * Line-by-line ports of ggml's quantize_row_q6_K_ref / q4_K_ref /
+ * q5_K_ref and of the make_qx_quants (rmse_type 1) and make_qkx2_quants
+ * (use_mad false) they call without importance weights, with the
  * same float operations in the same order and no contraction into fused
  * multiply-adds (see quant_quantize.c), so the blocks are byte-identical
  * to llama-quantize's without an importance matrix.
