@@ -56,7 +56,7 @@ float pt_bf16_to_f32(uint16_t h);
 uint16_t pt_f32_to_bf16(float f); /* ties to even; NaN stays a (quiet) NaN */
 
 /* Quantization (quant_quantize*.c): the types pt_quantize_row can write,
- * F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q6_K. */
+ * F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K. */
 bool pt_can_quantize(uint32_t type);
 
 /* Write the n values x[0..n) as one row of `type` to dst; returns the

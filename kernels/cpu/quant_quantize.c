@@ -1,7 +1,7 @@
 /*
  * quant_quantize.c — float rows to GGML types: F16, BF16 and the legacy
- * 32-value blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0); Q6_K is in
- * quant_quantize_k.c. Layouts: quant_blocks.h.
+ * 32-value blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0); the K-quants (Q4_K,
+ * Q5_K, Q6_K) are in quant_quantize_k.c. Layouts: quant_blocks.h.
  *
  * Each quantizer is a line-by-line port of ggml's quantize_row_*_ref
  * (ggml-quants.c), the functions llama-quantize reaches through
