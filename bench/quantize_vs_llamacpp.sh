@@ -3,7 +3,7 @@
 # llama-quantize on the real SmolLM2-135M, type by type, and whether
 # llama.cpp loads and runs petrel's files.
 #
-#   bench/quantize_vs_llamacpp.sh [TYPE...]     (default: Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q6_K BF16)
+#   bench/quantize_vs_llamacpp.sh [TYPE...]     (default: every type petrel writes)
 #
 # The model petrel ships ($PETREL_SMOLLM2, else tools/fetch_model.py's) is
 # Q4_1 already, so the float input both tools quantize is made first:
@@ -28,7 +28,7 @@ MODEL=${PETREL_SMOLLM2:-$(python3 tools/fetch_model.py)}
 LQ=$(bench/build_llamacpp.sh llama-quantize)
 LB=$(bench/build_llamacpp.sh llama-bench)
 types=("$@")
-[ ${#types[@]} -gt 0 ] || types=(Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q6_K BF16)
+[ ${#types[@]} -gt 0 ] || types=(Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q6_K Q4_K_M Q4_K_S Q5_K_M Q5_K_S BF16)
 nt=$(nproc)
 work=$(mktemp -d "${TMPDIR:-/tmp}/petrel-qvl.XXXXXX")
 trap 'rm -rf "$work"' EXIT
