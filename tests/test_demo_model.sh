@@ -13,6 +13,11 @@
 # circle above the blue square). A broken engine, a wrong tokenizer or a model drawing
 # noise cannot pass them by accident (a random colour field has neither
 # the saturated colours nor the relation).
+# In the ASan+UBSan build (PETREL_SANITIZED=1) the pictures are checked at
+# seed 0 only, where every caption is right (measured above; 4 generations
+# instead of 16): the sanitizers look at the same code on fewer inputs, and
+# the 16 generations took longer than ctest's timeout there, while the
+# Release stage runs the whole check.
 BIN=${PETREL_BIN:?PETREL_BIN not set}
 HERE=$(cd "$(dirname "$0")" && pwd)
 TMP=$(mktemp -d)
@@ -46,16 +51,18 @@ CAPTIONS=(
     "a big green circle|green"
     "a small yellow star in the top left corner on a dark green background|yellow,darkgreen"
 )
+SEEDS="0 1 2 3"
+[ -n "${PETREL_SANITIZED:-}" ] && SEEDS="0"
 i=0
 for entry in "${CAPTIONS[@]}"; do
     i=$((i + 1))
-    for s in 0 1 2 3; do
+    for s in $SEEDS; do
         if [ $i -eq 1 ] && [ $s -eq 0 ]; then cp "$TMP/a.png" "$TMP/p$i-$s.png"; continue; fi
         "$BIN" imagine -p "${entry%|*}" -s $s -o "$TMP/p$i-$s.png" 2>"$TMP/err" || bad "imagine '${entry%|*}' seed $s: $(cat "$TMP/err")"
     done
 done
 [ -n "$PETREL_KEEP_PNG" ] && cp "$TMP"/p*.png "$PETREL_KEEP_PNG"/
-out=$(TESTS_DIR=$HERE python3 - "$TMP" "${CAPTIONS[@]}" <<'EOF'
+out=$(TESTS_DIR=$HERE SEEDS="$SEEDS" python3 - "$TMP" "${CAPTIONS[@]}" <<'EOF'
 import os, sys
 sys.path.insert(0, os.environ["TESTS_DIR"])
 from png_check import read
@@ -70,12 +77,13 @@ MASKS = {   # saturated, named colours; r, g, b are 0..255 ints
 }
 MIN_FRAC = 0.004   # of the picture: 262 pixels of 256x256 (a small star is ~0.8%)
 tmp, entries = sys.argv[1], sys.argv[2:]
+seeds = [int(x) for x in os.environ["SEEDS"].split()]
 fails = 0
 for i, entry in enumerate(entries, 1):
     caption, colours = entry.rsplit("|", 1)
     rel = caption.startswith("a red circle above")
     right = 0
-    for s in range(4):
+    for s in seeds:
         w, h, px, _ = read(f"{tmp}/p{i}-{s}.png")
         cy, words, ok = {}, [], True
         for c in colours.split(","):
@@ -90,11 +98,12 @@ for i, entry in enumerate(entries, 1):
         if rel: ok = ok and cy["red"] < cy["blue"]   # both present: centroids exist
         right += ok
         print(f"  '{caption}' seed {s}: " + ", ".join(words) + ("" if ok else "  <- wrong"))
-    need = 3 if rel else 4
-    print(f"  '{caption}': right in {right} of 4 seeds (need {need})")
+    # all 4 seeds: one shape 4 of 4, the relation 3 of 4; seed 0 alone: right
+    need = (3 if rel else 4) if len(seeds) == 4 else len(seeds)
+    print(f"  '{caption}': right in {right} of {len(seeds)} seeds (need {need})")
     if right < need:
         fails += 1
-        print(f"FAIL: '{caption}': right in {right} of 4 seeds, want >= {need}")
+        print(f"FAIL: '{caption}': right in {right} of {len(seeds)} seeds, want >= {need}")
 print(f"picture checks failed: {fails}")
 EOF
 )
