@@ -91,8 +91,7 @@ static uint32_t rd_le32(const uint8_t *p) {
 }
 static uint64_t rd_le64(const uint8_t *p) { return rd_le32(p) | (uint64_t)rd_le32(p + 4) << 32; }
 
-/* Bytes of one scalar of type t, or 0 for STRING, ARRAY and unknown types. */
-static uint64_t scalar_size(uint32_t t) {
+uint64_t pt_gguf_scalar_size(uint32_t t) {
     switch (t) {
     case PT_GGUF_UINT8: case PT_GGUF_INT8: case PT_GGUF_BOOL: return 1;
     case PT_GGUF_UINT16: case PT_GGUF_INT16: return 2;
@@ -190,7 +189,7 @@ static pt_status read_value(cursor *c, pt_gguf_type t, pt_gguf_value *out, int d
     pt_status st;
     if (t == PT_GGUF_STRING) return rd_str(c, &out->v.s);
     if (t != PT_GGUF_ARRAY) {
-        uint64_t n = scalar_size(t);
+        uint64_t n = pt_gguf_scalar_size(t);
         if (!fits(c, n)) return truncated(c, n);
         const uint8_t *p = c->base + c->pos;
         if (t == PT_GGUF_BOOL && p[0] > 1)
@@ -214,7 +213,7 @@ static pt_status read_value(cursor *c, pt_gguf_type t, pt_gguf_value *out, int d
                        "gguf: key '%s' has an array of unknown value type %" PRIu32, key, et);
     out->v.arr.elem_type = (pt_gguf_type)et;
     uint64_t left = c->size - c->pos;
-    uint64_t esize = scalar_size(et);
+    uint64_t esize = pt_gguf_scalar_size(et);
     uint64_t min = esize ? esize : et == PT_GGUF_STRING ? MIN_STR_BYTES : MIN_ARR_BYTES;
     if (n > left / min)
         return pt_fail(c->err, PT_ERR_FORMAT,
@@ -624,7 +623,7 @@ const pt_gguf_value *pt_gguf_get_arr(const pt_gguf *g, const char *key, pt_gguf_
  * array or i is out of range. */
 static bool arr_elem(const pt_gguf_value *arr, uint64_t i, pt_gguf_value *out) {
     if (!arr || arr->type != PT_GGUF_ARRAY || i >= arr->v.arr.n) return false;
-    uint64_t es = scalar_size(arr->v.arr.elem_type);
+    uint64_t es = pt_gguf_scalar_size(arr->v.arr.elem_type);
     if (!es) return false;
     decode_scalar(arr->v.arr.elem_type, arr->v.arr.raw + i * es, out);
     return true;

@@ -41,6 +41,10 @@ typedef enum pt_gguf_type {
     PT_GGUF_FLOAT64 = 12,
 } pt_gguf_type;
 
+/* Bytes of one scalar of type t (on disk, little-endian), or 0 for STRING,
+ * ARRAY and unknown types. */
+uint64_t pt_gguf_scalar_size(uint32_t t);
+
 /* A string inside the mapping: len bytes at ptr, NOT NUL-terminated. */
 typedef struct pt_gguf_str {
     const char *ptr;

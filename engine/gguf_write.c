@@ -101,16 +101,6 @@ static pt_status pad(pt_gguf_writer *w, pt_error *err) {
     return r ? put_zeros(w, w->alignment - r, err) : PT_OK;
 }
 
-static uint64_t scalar_bytes(pt_gguf_type t) {
-    switch (t) {
-    case PT_GGUF_UINT8: case PT_GGUF_INT8: case PT_GGUF_BOOL: return 1;
-    case PT_GGUF_UINT16: case PT_GGUF_INT16: return 2;
-    case PT_GGUF_UINT32: case PT_GGUF_INT32: case PT_GGUF_FLOAT32: return 4;
-    case PT_GGUF_UINT64: case PT_GGUF_INT64: case PT_GGUF_FLOAT64: return 8;
-    default: return 0;
-    }
-}
-
 /* One scalar, little-endian, in the width of its type. */
 static pt_status put_scalar(pt_gguf_writer *w, const pt_gguf_value *v, pt_error *err) {
     uint64_t bits = 0;
@@ -138,7 +128,7 @@ static pt_status put_scalar(pt_gguf_writer *w, const pt_gguf_value *v, pt_error 
         return pt_fail(err, PT_ERR_ARG, "gguf write: value type %d is not a scalar", (int)v->type);
     }
     uint8_t b[8];
-    const uint64_t n = scalar_bytes(v->type);
+    const uint64_t n = pt_gguf_scalar_size(v->type);
     for (uint64_t i = 0; i < n; i++) b[i] = (uint8_t)(bits >> (8 * i));
     return put(w, b, (size_t)n, err);
 }
@@ -150,7 +140,7 @@ static pt_status put_value(pt_gguf_writer *w, const pt_gguf_value *v, pt_error *
     pt_status st;
     const pt_gguf_type et = v->v.arr.elem_type;
     if ((st = put_u32(w, (uint32_t)et, err)) || (st = put_u64(w, v->v.arr.n, err))) return st;
-    const uint64_t es = scalar_bytes(et);
+    const uint64_t es = pt_gguf_scalar_size(et);
     if (es) /* scalars are kept as the raw little-endian bytes of the file */
         return put(w, v->v.arr.raw, (size_t)(v->v.arr.n * es), err);
     for (uint64_t i = 0; i < v->v.arr.n; i++) {
