@@ -26,21 +26,6 @@ static bool exists(const char *p) {
     return stat(p, &st) == 0;
 }
 
-static uint8_t *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(*n ? *n : 1);
-    if (b && fread(b, 1, *n, f) != *n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    return b;
-}
-
 static void test_round_trip(const char *dir) {
     const char *in = test_data("quantize_tiny.gguf");
     char out[512];
@@ -66,7 +51,7 @@ static void test_round_trip(const char *dir) {
     else pt_gguf_writer_abort(w);
     CHECK(st == PT_OK, "write: %s", err.msg);
     size_t na = 0, nb = 0;
-    uint8_t *a = slurp(in, &na), *b = slurp(out, &nb);
+    uint8_t *a = (uint8_t *)test_read_file(in, &na), *b = (uint8_t *)test_read_file(out, &nb);
     CHECK(a && b && na == nb && !memcmp(a, b, na), "round trip differs (%zu vs %zu bytes)", na, nb);
     free(a);
     free(b);

@@ -49,21 +49,6 @@ static void on_progress(void *user, const pt_quantize_progress *p) {
     if (s->cancel_at_3 && p->tensor == 3) atomic_store(s->cancel_at_3, true);
 }
 
-static uint8_t *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(*n ? *n : 1);
-    if (b && fread(b, 1, *n, f) != *n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    return b;
-}
-
 int main(void) {
     char dir[] = "/tmp/petrel-quantize-api.XXXXXX";
     if (!mkdtemp(dir)) return 1;
@@ -99,7 +84,7 @@ int main(void) {
     p2.threadpool = pool;
     CHECK(pt_quantize_file(in, out2, &p2, NULL, &err) == PT_OK, "shared pool: %s", err.msg);
     size_t na = 0, nb = 0;
-    uint8_t *a = slurp(out, &na), *b = slurp(out2, &nb);
+    uint8_t *a = (uint8_t *)test_read_file(out, &na), *b = (uint8_t *)test_read_file(out2, &nb);
     CHECK(a && b && na == nb && !memcmp(a, b, na), "pool changes bytes");
     free(a);
     free(b);
@@ -119,7 +104,7 @@ int main(void) {
 
     /* 3. NaN in a source tensor: patch the F32 token_embd of a copy */
     size_t n = 0;
-    uint8_t *blob = slurp(in, &n);
+    uint8_t *blob = (uint8_t *)test_read_file(in, &n);
     snprintf(out2, sizeof out2, "%s/nan.gguf", dir);
     const float nan_f = NAN;
     {

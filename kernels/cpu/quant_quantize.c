@@ -43,14 +43,21 @@ uint16_t pt_f32_to_bf16(float f) {
     return (uint16_t)((u + (0x7fffu + ((u >> 16) & 1))) >> 16);
 }
 
+/* The value of largest magnitude in a block, with its sign (the first of
+ * equal magnitudes), as ggml finds it for Q4_0 and Q5_0. */
+static float block_signed_max(const float *x) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < PT_QK_LEGACY; j++)
+        if (amax < fabsf(x[j])) {
+            amax = fabsf(x[j]);
+            max = x[j];
+        }
+    return max;
+}
+
 static void quantize_q4_0(const float *restrict x, pt_block_q4_0 *restrict y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++, x += PT_QK_LEGACY) {
-        float amax = 0.0f, max = 0.0f; /* largest magnitude, and that value with its sign */
-        for (int j = 0; j < PT_QK_LEGACY; j++)
-            if (amax < fabsf(x[j])) {
-                amax = fabsf(x[j]);
-                max = x[j];
-            }
+        const float max = block_signed_max(x);
         const float d = max / -8;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = pt_f32_to_fp16(d);
@@ -95,12 +102,7 @@ static void quantize_q4_1(const float *restrict x, pt_block_q4_1 *restrict y, in
 
 static void quantize_q5_0(const float *restrict x, pt_block_q5_0 *restrict y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++, x += PT_QK_LEGACY) {
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < PT_QK_LEGACY; j++)
-            if (amax < fabsf(x[j])) {
-                amax = fabsf(x[j]);
-                max = x[j];
-            }
+        const float max = block_signed_max(x);
         const float d = max / -16;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = pt_f32_to_fp16(d);
