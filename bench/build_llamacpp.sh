@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# build_llamacpp.sh — build llama.cpp's llama-bench and llama-quantize once,
+# build_llamacpp.sh — build llama.cpp's command-line tools once,
 # from the llama.cpp sources vendored in the llama-cpp-python sdist on PyPI
 # (the only place the project machines can get them from).
 #
 #   bench/build_llamacpp.sh          prints the path of the llama-bench binary
-#   bench/build_llamacpp.sh llama-quantize
-#                                    prints the path of llama-quantize
+#   bench/build_llamacpp.sh TOOL     prints the path of TOOL, one of
+#                                    $TOOLS below (llama-quantize,
+#                                    llama-perplexity, llama-simple, ...)
 #
 # The sdist, its unpacked tree and the build live in the cache directory
 # ($PETREL_BENCH_CACHE, default ~/.cache/petrel-bench) and are reused: a second
@@ -38,9 +39,13 @@ fi
 src=$CACHE/llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION
 build=$CACHE/llama.cpp-build-$LLAMA_CPP_PYTHON_VERSION-$flavor
 tool=${1:-llama-bench}
-case "$tool" in
-    llama-bench|llama-quantize) ;;
-    *) echo "build_llamacpp: unknown tool '$tool' (llama-bench or llama-quantize)" >&2; exit 2 ;;
+# Every tool the benches and tests use, built together: they share libllama
+# and ggml, so each one more costs a source file or two, and a cache made
+# for one serves all.
+TOOLS="llama-bench llama-quantize llama-perplexity llama-cli llama-simple llama-tokenize"
+case " $TOOLS " in
+    *" $tool "*) ;;
+    *) echo "build_llamacpp: unknown tool '$tool' (one of: $TOOLS)" >&2; exit 2 ;;
 esac
 bin=$build/bin/$tool
 
@@ -71,11 +76,10 @@ cmake -S "$src/vendor/llama.cpp" -B "$build" \
     -DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DGGML_OPENCL=OFF \
     -DBUILD_SHARED_LIBS=OFF \
     -DLLAMA_CURL=OFF \
-    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=ON -DLLAMA_BUILD_SERVER=OFF \
     -DLLAMA_BUILD_TOOLS=ON >&2
-# Both tools are built together: they share libllama and ggml, so the second
-# costs one more source file, and a cache made for either serves both.
-echo "build_llamacpp: building llama-bench and llama-quantize with -j$JOBS (takes a while on 2 cores)" >&2
-cmake --build "$build" --target llama-bench llama-quantize -j "$JOBS" >&2
+echo "build_llamacpp: building $TOOLS with -j$JOBS (takes a while on 2 cores)" >&2
+# shellcheck disable=SC2086
+cmake --build "$build" --target $TOOLS -j "$JOBS" >&2
 test -x "$bin"
 echo "$bin"
