@@ -128,6 +128,12 @@ static void test_bad(void) {
     CHECK(!pt_picture_decode(giant.data, giant.len, &p, why, sizeof why) && strstr(why, "too large") && !p.rgb,
           "PNG wider than %d refused: %s", PT_PICTURE_MAX_SIDE, why);
     free(giant.data);
+    /* both sides allowed, the whole too large (found by fuzz_gfx_picture:
+     * a GIF of 16384 x 16384 went past the fuzzer's 2 GB) */
+    giant = png_claiming(PT_PICTURE_MAX_SIDE, PT_PICTURE_MAX_PIXELS / PT_PICTURE_MAX_SIDE + 1);
+    CHECK(!pt_picture_decode(giant.data, giant.len, &p, why, sizeof why) && strstr(why, "Mpixel") && !p.rgb,
+          "PNG of over %u pixels refused: %s", PT_PICTURE_MAX_PIXELS, why);
+    free(giant.data);
     mem fine = png_claiming(64, 64); /* a right header, no pixel data */
     CHECK(!pt_picture_decode(fine.data, fine.len, &p, why, sizeof why) && strstr(why, "corrupt"),
           "PNG without IDAT: %s", why);

@@ -18,7 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!why[0] || strchr(why, '\n') || p.rgb) abort(); /* a reason, one line, nothing kept */
         return 0;
     }
-    if (p.w < 1 || p.h < 1 || p.w > PT_PICTURE_MAX_SIDE || p.h > PT_PICTURE_MAX_SIDE) abort();
+    if (p.w < 1 || p.h < 1 || p.w > PT_PICTURE_MAX_SIDE || p.h > PT_PICTURE_MAX_SIDE ||
+        (uint64_t)p.w * (uint64_t)p.h > PT_PICTURE_MAX_PIXELS)
+        abort();
     const pt_gfx_image img = {.rgb = p.rgb, .w = p.w, .h = p.h, .stride = p.w * 3};
     pt_gfx_fit fit;
     if (pt_gfx_fit_box(p.w, p.h, 8, 4, 10, 20, 0, 0, &fit)) free(pt_gfx_scale(&img, fit.px_w, fit.px_h));

@@ -40,6 +40,11 @@ bool pt_picture_decode(const void *data, size_t n, pt_picture *out, char *why, s
                  PT_PICTURE_MAX_SIDE);
         return false;
     }
+    if ((uint64_t)w * (uint64_t)h > PT_PICTURE_MAX_PIXELS) {
+        snprintf(why, why_cap, "picture of %dx%d pixels is too large (at most %u Mpixel)", w, h,
+                 PT_PICTURE_MAX_PIXELS >> 20);
+        return false;
+    }
     int dw, dh;
     uint8_t *rgb = stbi_load_from_memory(data, (int)n, &dw, &dh, &comp, 3);
     if (!rgb) {

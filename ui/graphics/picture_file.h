@@ -11,9 +11,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Largest file read, and largest picture decoded (pixels per side). */
+/* Largest file read, and largest picture decoded: pixels per side, and
+ * pixels in all (2^25, 32 Mpixel: a 48 Mpixel phone photo is refused, a
+ * 24 Mpixel one is not). Decoding holds the picture up to three times at
+ * 4 bytes a pixel (stb's GIF reader: canvas, background, history), so the
+ * cap bounds it at about 400 MB; a side cap alone would let 16384 x 16384
+ * claim 3 GB. */
 #define PT_PICTURE_MAX_FILE (256u << 20)
 #define PT_PICTURE_MAX_SIDE 16384
+#define PT_PICTURE_MAX_PIXELS (1u << 25)
 
 typedef struct pt_picture {
     uint8_t *rgb;  /* malloc'd RGB8, stride w * 3 */
