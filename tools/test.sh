@@ -22,6 +22,12 @@ jobs=$(nproc 2>/dev/null || echo 2)
 bash tools/setup.sh --test
 PETREL_SMOLLM2=$(python3 tools/fetch_model.py)
 export PETREL_SMOLLM2
+# The peer: tests that compare with llama.cpp itself (convert's files
+# load in it, perplexity and KL divergence agree with it) get its tools
+# from bench/build_llamacpp.sh; built once here (about 10 minutes on 2
+# cores, then cached) so that tests running side by side never race to
+# build it.
+bash bench/build_llamacpp.sh llama-simple >/dev/null
 
 timings=""
 run_stage() { # name command...
