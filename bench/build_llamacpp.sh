@@ -6,7 +6,7 @@
 #   bench/build_llamacpp.sh          prints the path of the llama-bench binary
 #   bench/build_llamacpp.sh TOOL     prints the path of TOOL, one of
 #                                    $TOOLS below (llama-quantize,
-#                                    llama-perplexity, llama-simple, ...)
+#                                    llama-perplexity, llama-completion, ...)
 #
 # The sdist, its unpacked tree and the build live in the cache directory
 # ($PETREL_BENCH_CACHE, default ~/.cache/petrel-bench) and are reused: a second
@@ -42,7 +42,7 @@ tool=${1:-llama-bench}
 # Every tool the benches and tests use, built together: they share libllama
 # and ggml, so each one more costs a source file or two, and a cache made
 # for one serves all.
-TOOLS="llama-bench llama-quantize llama-perplexity llama-cli llama-simple llama-tokenize"
+TOOLS="llama-bench llama-quantize llama-perplexity llama-completion llama-simple llama-tokenize"
 case " $TOOLS " in
     *" $tool "*) ;;
     *) echo "build_llamacpp: unknown tool '$tool' (one of: $TOOLS)" >&2; exit 2 ;;
