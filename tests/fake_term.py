@@ -489,7 +489,7 @@ def clean_env(personality, extra=None):
     # from turning a slow answer into a wrong protocol; the silent one keeps
     # petrel's default, which is what it tests.
     if p.name != "silent":
-        env["PETREL_PROBE_TIMEOUT_MS"] = "20000"
+        env["PETREL_PROBE_TIMEOUT_MS"] = "60000"
     env.update(p.env)
     env.update(extra or {})
     return {k: v for k, v in env.items() if v is not None}

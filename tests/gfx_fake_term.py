@@ -55,7 +55,7 @@ def main():
         # nothing and a loaded machine cannot turn a slow answer into a
         # wrong protocol (an explicit PETREL_PROBE_TIMEOUT_MS still wins)
         if profile != "silent":
-            os.environ.setdefault("PETREL_PROBE_TIMEOUT_MS", "20000")
+            os.environ.setdefault("PETREL_PROBE_TIMEOUT_MS", "60000")
         os.execvp(cmd[0], cmd)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 800, 480))
     seen = b""      # what the command wrote, to find the queries in

@@ -302,6 +302,12 @@ static void test_names(void) {
     CHECK(pt_gfx_probe_timeout_ms() == 40, "timeout from env");
     setenv("PETREL_PROBE_TIMEOUT_MS", "-3", 1);
     CHECK(pt_gfx_probe_timeout_ms() == 250, "bad timeout ignored");
+    /* what the tests' answering fake terminals ask for (it once sat past
+     * the cap and was ignored: 250 ms, and a loaded machine lost replies) */
+    setenv("PETREL_PROBE_TIMEOUT_MS", "60000", 1);
+    CHECK(pt_gfx_probe_timeout_ms() == 60000, "the largest timeout");
+    setenv("PETREL_PROBE_TIMEOUT_MS", "60001", 1);
+    CHECK(pt_gfx_probe_timeout_ms() == 250, "a timeout over a minute ignored");
     unsetenv("PETREL_PROBE_TIMEOUT_MS");
 }
 

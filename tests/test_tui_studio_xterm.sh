@@ -41,7 +41,7 @@ export DISPLAY=":$n"
 unset TMUX TERM_PROGRAM LC_TERMINAL COLORTERM KITTY_WINDOW_ID WEZTERM_PANE PETREL_GRAPHICS
 # xterm always answers DA1, which ends the probe: a long timeout costs nothing
 # and a loaded machine cannot turn a slow answer into a missed sixel
-export PETREL_PROBE_TIMEOUT_MS=20000
+export PETREL_PROBE_TIMEOUT_MS=60000
 mkdir -p "$TMP/data/petrel/models"
 [ -n "${PETREL_SMOLLM2:-}" ] && ln -s "$PETREL_SMOLLM2" "$TMP/data/petrel/models/"
 mkfifo "$TMP/keys"

@@ -41,7 +41,7 @@ export DISPLAY=:$(head -1 "$TMP/display")
 unset TMUX TERM_PROGRAM COLORTERM PETREL_GRAPHICS KITTY_WINDOW_ID
 # xterm always answers DA1, which ends the probe: a long timeout costs nothing
 # and a loaded machine cannot turn a slow answer into a missed sixel
-export PETREL_PROBE_TIMEOUT_MS=20000
+export PETREL_PROBE_TIMEOUT_MS=60000
 
 # run_in_xterm NAME COMMAND...: COMMAND runs in a fresh 80x24 xterm; when it
 # ends its exit status goes to $TMP/NAME.rc, the cursor is hidden and the

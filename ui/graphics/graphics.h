@@ -65,9 +65,13 @@ typedef struct pt_term_caps {
  * Never fails; caps is always filled. */
 void pt_gfx_probe(int fd, pt_gfx_proto want, int timeout_ms, pt_term_caps *caps);
 
-/* The probe's timeout: PETREL_PROBE_TIMEOUT_MS (0..5000) when set and
- * valid, else PT_GFX_PROBE_TIMEOUT_MS. */
+/* The probe's timeout: PETREL_PROBE_TIMEOUT_MS (0..60000) when set and
+ * valid, else PT_GFX_PROBE_TIMEOUT_MS. A terminal that answers ends the
+ * probe with its DA1 reply, so a long timeout costs it nothing: the tests
+ * give their answering fake terminals the maximum, so that a loaded
+ * machine cannot turn a slow answer into a wrong protocol. */
 #define PT_GFX_PROBE_TIMEOUT_MS 250
+#define PT_GFX_PROBE_TIMEOUT_MAX_MS 60000
 int pt_gfx_probe_timeout_ms(void);
 
 /* The protocol the user asked for: flag (--graphics; NULL when not given)

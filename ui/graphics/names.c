@@ -49,6 +49,6 @@ int pt_gfx_probe_timeout_ms(void) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || *end || v < 0 || v > 5000) return PT_GFX_PROBE_TIMEOUT_MS;
+    if (errno || *end || v < 0 || v > PT_GFX_PROBE_TIMEOUT_MAX_MS) return PT_GFX_PROBE_TIMEOUT_MS;
     return (int)v;
 }
