@@ -150,7 +150,8 @@ static void draw_row(pt_app *a, const pt_mrow *r, int y, int W, bool sel) {
         /* mark(1) sp name(W-45) sp arch(8) sp quant(7) sp size(7) sp state(9) sp fit(7) */
         int xs = W - 43;
         pt_put_str(y, 2, c.name, base | (c.mark[0] == '*' ? A_BOLD : 0), xs - 3);
-        col(y, xs, c.arch, dim, 8);
+        /* "unreadable" takes the quant's column too: a bad file has none */
+        col(y, xs, c.arch, dim, c.quant[0] ? 8 : 16);
         col(y, xs + 9, c.quant, dim, 7);
         snprintf(size, sizeof size, "%7s", c.size);
         col(y, xs + 17, size, base, 7);
