@@ -43,7 +43,8 @@ uint64_t pt_meminfo_available(const char *text, size_t len) {
             while (p < e && isdigit((unsigned char)text[p]) && digits < 19) v = v * 10 + (uint64_t)(text[p++] - '0'), digits++;
             if (!digits) return 0;
             while (p < e && text[p] == ' ') p++;
-            if (e - p >= 2 && (text[p] == 'k' || text[p] == 'K') && text[p + 1] == 'B') return v * 1024;
+            if (e - p >= 2 && (text[p] == 'k' || text[p] == 'K') && text[p + 1] == 'B')
+                return v <= UINT64_MAX / 1024 ? v * 1024 : 0;
             return v;   /* no unit: bytes */
         }
         i = e + 1;
