@@ -269,13 +269,15 @@ static void draw_bar(int y, int x, int w, int pct) {
     pt_put_str(y, x + w - 1, "]", pt_attr(S_BRACKET), 1);
 }
 
-/* Returns the rows used (0 when nothing runs). */
+/* Returns the rows used (0 when nothing runs). The name gets what the
+ * bar and the numbers leave (the status line says what the job is). */
 static int draw_job(pt_app *a, int y, int W, bool two_rows) {
     const pt_mscreen *m = &a->ms;
     if (!m->running) return 0;
-    const char *verb = m->job_kind == PT_JOB_PULL ? "download" : m->job_kind == PT_JOB_QUANTIZE ? "quantize" : "convert";
     char head[400], nums[200];
-    snprintf(head, sizeof head, "%s %s %s", pt_spinner(), verb, m->job_name);
+    snprintf(head, sizeof head, "%s %s %s", pt_spinner(),
+             m->job_kind == PT_JOB_PULL ? (utf8() ? "\u2193" : "v") : m->job_kind == PT_JOB_QUANTIZE ? "q" : "c",
+             m->job_name);
     job_numbers(a, nums, sizeof nums);
     int p = job_percent(&m->job);
     if (two_rows) {
@@ -284,9 +286,12 @@ static int draw_job(pt_app *a, int y, int W, bool two_rows) {
         pt_put_str(y + 1, 2, nums, pt_attr(S_NORMAL), W - 3);
         return 2;
     }
-    int x = pt_put_str(y, 1, head, pt_attr(S_CAPTION), W / 3);
-    draw_bar(y, x + 2, 18, p);
-    pt_put_str(y, x + 22, nums, pt_attr(S_NORMAL), W - x - 23);
+    int nw = pt_str_cells(nums, strlen(nums));
+    int room = W - 1 - 20 - nw - 1;
+    if (room < W / 4) room = W / 4;
+    int x = 1 + pt_put_str(y, 1, head, pt_attr(S_CAPTION), room);
+    draw_bar(y, x + 1, 18, p);
+    pt_put_str(y, x + 20, nums, pt_attr(S_NORMAL), W - x - 21);
     return 1;
 }
 

@@ -219,8 +219,8 @@ static void cancel_job(pt_app *a) {
 
 static const char *check_text(pt_download_check c) {
     switch (c) {
-    case PT_DOWNLOAD_SHA256_GIVEN: return "sha256 checked against the catalog";
-    case PT_DOWNLOAD_SHA256_SERVER: return "sha256 checked against the server's";
+    case PT_DOWNLOAD_SHA256_GIVEN: return "catalog sha256 ok";
+    case PT_DOWNLOAD_SHA256_SERVER: return "server sha256 ok";
     case PT_DOWNLOAD_UNVERIFIED: break;
     }
     return "NOT verified: no sha256 known";
