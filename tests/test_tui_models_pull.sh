@@ -12,6 +12,9 @@
 #   tiny-bad     a wrong sha256: a one-line error, nothing installed
 #   tiny-cancel  x cancels mid-way: nothing under the final name, the .part
 #                kept; Enter resumes it from there (Range) and completes
+#   tiny-quit    held half-way while the chat answers a message (the job
+#                runs beside the engine), then the app quits: the download
+#                is cancelled, its .part kept
 # then quantize (a form) to Q8_0, delete (asks first), switch the chat to
 # a downloaded model, and a resize to 40 columns. No timed assertions:
 # every wait is for a screen state, with generous limits.
@@ -38,6 +41,13 @@ SIZE=$(stat -c %s "$WWW/tiny_llama.gguf")
 
 # in this order, last: End selects tiny-hold, each Up the one before
 cat > "$TUI_TMP/config/petrel/models.toml" << EOF
+[models.tiny-quit]
+title = "tiny, held while the app quits"
+source = "url"
+url = "$URL/hold/q/tiny_llama.gguf"
+local = "tiny-q.gguf"
+sha256 = "$SHA"
+size = $SIZE
 [models.tiny-bad]
 title = "tiny, wrong checksum"
 source = "url"
@@ -204,7 +214,24 @@ tui_check "the new model is marked open" tui_wait '^\* tiny-b\.gguf .* open ' 10
 tui_keys Escape
 tui_check "Esc goes back" tui_wait_gone '^ Models  free RAM' 10
 
+# --- a download beside the chat, then quit ----------------------------------------------
+tui_keys F2
+tui_wait '^ Models  free RAM' 10
+tui_keys End Up Up Up Up
+selected '^ tiny, held while the app quits '
+tui_keys Enter
+tui_check "quit: the download is under way" tui_wait '^ . ↓ tiny-q\.gguf +\[.*\] +50% ' 60
+tui_keys Escape
+tui_check "Esc leaves the screen; the title still shows the download" tui_wait '^ petrel .*↓ 50% ' 10
+tui_type "/max 4"; tui_keys Enter
+tui_wait 'max = 4' 10
+tui_type "Hi"; tui_keys Enter
+tui_check "the chat answers while the download runs" \
+    tui_wait '(end of reply|length limit \(/max\)): [0-9]+ tokens' 120
+tui_check "... and the download is still held" tui_wait '^ petrel .*↓ 50% ' 5
 tui_keys F10
-tui_check "quit" tui_wait_dead 60
+tui_check "quit during a download" tui_wait_dead 60
 tui_check "exit status 0" test "$(tui_exit_status)" = 0
+tui_check "quit: nothing under the final name" test ! -e "$MODELS/tiny-q.gguf"
+tui_check "quit: the .part is kept for a resume" test -s "$MODELS/tiny-q.gguf.part"
 tui_done
