@@ -413,6 +413,7 @@ static void do_delete(pt_app *a) {
 
 static void submit_form(pt_app *a) {
     pt_mscreen *m = &a->ms;
+    if (!m->name.buf || !m->src.buf) { snprintf(m->form_err, sizeof m->form_err, "out of memory"); return; }
     const char *problem = pt_out_name_problem(m->name.buf);
     if (problem) { snprintf(m->form_err, sizeof m->form_err, "%s", problem); return; }
     pt_job_spec s = {.kind = m->form == PT_MFORM_QUANTIZE ? PT_JOB_QUANTIZE : PT_JOB_CONVERT,
