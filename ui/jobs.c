@@ -135,7 +135,7 @@ static pt_status job_quantize(pt_jobs *j, const pt_job_spec *s, job_ctx *jc, pt_
 static pt_status job_convert(pt_jobs *j, const pt_job_spec *s, job_ctx *jc, pt_error *err) {
     (void)j; (void)s; (void)jc;
     err->code = PT_ERR_UNSUPPORTED;
-    snprintf(err->msg, sizeof err->msg, "convert is not in this build yet (petrel convert comes with it)");
+    snprintf(err->msg, sizeof err->msg, "convert is not in this build yet");
     return err->code;
 }
 
