@@ -12,6 +12,8 @@
 #   tiny-bad     a wrong sha256: a one-line error, nothing installed
 #   tiny-cancel  x cancels mid-way: nothing under the final name, the .part
 #                kept; Enter resumes it from there (Range) and completes
+#   tiny-sd      an image model: downloaded (the server's sha256), then
+#                Enter makes it the studio's model
 #   tiny-quit    held half-way while the chat answers a message (the job
 #                runs beside the engine), then the app quits: the download
 #                is cancelled, its .part kept
@@ -25,7 +27,7 @@ SRC=$(cd "$(dirname "$0")" && pwd)
 MODELS=$TUI_DATA/petrel/models
 WWW=$TUI_TMP/www
 mkdir -p "$WWW" "$TUI_TMP/config/petrel"
-cp "$DATA/tiny_llama.gguf" "$WWW/"
+cp "$DATA/tiny_llama.gguf" "$DATA/sd-tiny-q8.gguf" "$WWW/"
 SERVER_PID=
 stop_server() {
     [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2> /dev/null && wait "$SERVER_PID" 2> /dev/null
@@ -41,6 +43,11 @@ SIZE=$(stat -c %s "$WWW/tiny_llama.gguf")
 
 # in this order, last: End selects tiny-hold, each Up the one before
 cat > "$TUI_TMP/config/petrel/models.toml" << EOF
+[models.tiny-sd]
+title = "tiny image model"
+kind = "image"
+source = "url"
+url = "$URL/sha/s/sd-tiny-q8.gguf"
 [models.tiny-quit]
 title = "tiny, held while the app quits"
 source = "url"
@@ -194,7 +201,18 @@ selected '^ SmolLM2-135M-Instruct\.Q4_1\.gguf  in /'
 tui_keys D
 tui_check "the open model cannot be deleted" tui_wait 'is open: switch to another model first' 10
 
+# --- an image model: the studio's ---------------------------------------------------------
+tui_keys End Up Up Up Up Up
+selected '^ tiny image model, image model '
+tui_keys Enter
+tui_check "image model: downloaded, the server's sha256 checked" \
+    tui_wait 'installed sd-tiny-q8\.gguf \([0-9.]+[KM]; server sha256 ok\)' 60
+tui_keys Enter
+tui_check "Enter makes it the studio's model" tui_wait "sd-tiny-q8\.gguf is the studio's image model now" 10
+
 # --- 40 columns ------------------------------------------------------------------------
+tui_keys Home
+selected '^ SmolLM2-135M-Instruct\.Q4_1\.gguf  in /'
 tui_resize 40 15
 tui_check "40 columns: the whole layout follows" tui_wait_rule 40 10
 tui_check "40 columns: name, size and fit in a row" tui_wait '^\* SmolLM2-135M-Instr.* +[0-9.]+M +(fits|tight)' 10
@@ -203,7 +221,8 @@ tui_resize 80 24
 tui_check "back to 80 columns" tui_wait_rule 80 10
 
 # --- switch the chat model ---------------------------------------------------------------
-tui_keys Home Down Down
+# the local files sort SmolLM2..., sd-tiny-q8, tiny-a, tiny-b, tiny-c
+tui_keys Home Down Down Down
 selected '^ tiny-b\.gguf  in /'
 tui_keys Enter
 tui_check "Enter switches the chat to it" tui_wait 'loaded tiny-b\.gguf in' 60
