@@ -22,32 +22,34 @@ static bool is_file(const char *p) {
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-pt_catalog *app_catalog_load(void) {
+pt_catalog *app_catalog_open(pt_error *err) {
     pt_catalog *c = NULL;
-    pt_error err = {0};
-    if (pt_catalog_new(&c, &err) != PT_OK) {
-        app_fail(&err);
-        return NULL;
-    }
+    if (pt_catalog_new(&c, err) != PT_OK) return NULL;
     const char *env = getenv("PETREL_CATALOG");
     char share[4096 + 16];
     pt_status st;
     if (env && *env) {
-        st = pt_catalog_add_file(c, env, &err);
+        st = pt_catalog_add_file(c, env, err);
     } else if (pt_app_share_dir(share, sizeof share - 16) && (strcat(share, "/models.toml"), is_file(share))) {
-        st = pt_catalog_add_file(c, share, &err);
+        st = pt_catalog_add_file(c, share, err);
     } else {
         st = pt_catalog_add_text(c, (const char *)pt_app_catalog_text, pt_app_catalog_len,
-                                 "models.toml (built in)", &err);
+                                 "models.toml (built in)", err);
     }
     char user[4096];
     if (st == PT_OK && pt_app_config_file("models.toml", user, sizeof user) && is_file(user))
-        st = pt_catalog_add_file(c, user, &err);
+        st = pt_catalog_add_file(c, user, err);
     if (st != PT_OK) {
-        app_fail(&err);
         pt_catalog_free(c);
         return NULL;
     }
+    return c;
+}
+
+pt_catalog *app_catalog_load(void) {
+    pt_error err = {0};
+    pt_catalog *c = app_catalog_open(&err);
+    if (!c) app_fail(&err);
     return c;
 }
 

@@ -22,6 +22,8 @@
 
 /* Load the catalog; NULL after printing a one-line error. */
 pt_catalog *app_catalog_load(void);
+/* The same without printing: NULL with the error in err. */
+pt_catalog *app_catalog_open(pt_error *err);
 
 /* What a model argument names, as a path into buf:
  *   NULL             the default model of that kind (the README's default

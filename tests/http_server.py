@@ -18,6 +18,10 @@ counted per whole path, so tests keep their counters apart by TAG):
               bytes asked for, then closes the connection; later ones serve
   cutall      every request is cut like that (never completes in one go)
   stall       sends the headers and 1000 bytes, then nothing for 600 s
+  hold        the first request of this path sends the headers and half
+              the bytes asked for, then waits (up to 600 s) until a file
+              TAG.go exists in DIR before it sends the rest; later ones
+              serve at once (a download caught mid-way without timing)
   busy        the first request of this path answers 503, later ones serve
   changed     the first request serves NAME (cut, ETag = its sha256), later
               ones serve NAME.v2 (ETag = its sha256): a file replaced
@@ -79,7 +83,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def serve(self, path, etag, cut=False, stall=False):
+    def serve(self, path, etag, cut=False, stall=False, gate=None):
         data = open(path, "rb").read()
         start = 0
         rng = self.headers.get("Range")
@@ -104,6 +108,14 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body[:1000])
             self.wfile.flush()
             time.sleep(600)
+            return
+        if gate:
+            self.wfile.write(body[:len(body) // 2])
+            self.wfile.flush()
+            end = time.time() + 600
+            while not os.path.exists(gate) and time.time() < end:
+                time.sleep(0.05)
+            self.wfile.write(body[len(body) // 2:])
             return
         if cut:
             self.wfile.write(body[:len(body) // 2])
@@ -140,7 +152,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.serve(path, '"v1-%s"' % parts[-1])
         if len(parts) != 4:
             return self.status_only(404)
-        mode, _tag, name = parts[1], parts[2], parts[3]
+        mode, tag, name = parts[1], parts[2], parts[3]
         path = os.path.join(ROOT, name)
         if mode == "nothing" or not os.path.isfile(path):
             return self.status_only(404)
@@ -156,6 +168,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.serve(path, '"v1-%s"' % name, cut=(n == 1))
         if mode == "cutall":
             return self.serve(path, '"v1-%s"' % name, cut=True)
+        if mode == "hold":
+            gate = os.path.join(ROOT, tag + ".go") if n == 1 else None
+            return self.serve(path, '"v1-%s"' % name, gate=gate)
         if mode == "stall":
             return self.serve(path, '"v1-%s"' % name, stall=True)
         if mode == "busy":

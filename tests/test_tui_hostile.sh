@@ -38,9 +38,9 @@ tui_check "general.name with ESC [2J and OSC 2 is shown escaped in the title" \
 tui_check "the window title did not change (was '$title0', now '$(tui_fmt '#{pane_title}')')" \
     [ "$(tui_fmt '#{pane_title}')" = "$title0" ]
 tui_keys F2
-tui_check "the picker shows the file name escaped" tui_wait '2 evil\\e\[31m\.gguf ' 10
+tui_check "the Models screen shows the file name escaped" tui_wait '^\* evil\\e\[31m\.gguf ' 10
 tui_keys Escape
-tui_wait_gone 'Models \(Enter opens' 10
+tui_wait_gone '^ Models  free RAM' 10
 tui_check "the screen is intact (rule spans 100 columns)" tui_wait_rule 100
 tui_keys F10
 tui_check "quit" tui_wait_dead 30
@@ -55,7 +55,7 @@ with open(d + "/big.txt", "w") as f:             # 1 MiB of text lines
     while f.tell() < (1 << 20):
         f.write(line % n); n += 1
     f.write("ENDOFPASTE")
-# a Down arrow, PgUp, F10 (quit), ^Q (quit), ^Z (suspend), ^R (reset), ^O (picker)
+# a Down arrow, PgUp, F10 (quit), ^Q (quit), ^Z (suspend), ^R (reset), ^O (Models)
 open(d + "/keys.txt", "wb").write(b"A\x1b[B\x1b[5~\x1b[21~\x11\x1a\x12\x0fZ")
 PY
 tui_start 80 24 "$PETREL"
@@ -68,7 +68,7 @@ tui_check "... and the app answers after it" responds 11
 tm load-buffer -b esc "$TUI_TMP/keys.txt"
 tm paste-buffer -p -b esc -t "$TUI_S"
 tui_check "pasted escape sequences and control keys land as text" tui_wait '^> A.\[B.\[5~.\[21~....Z$' 10
-tui_check "... and act as no key (no picker, no quit)" app_alive
+tui_check "... and act as no key (no Models screen, no quit)" app_alive
 tui_check "... still on the alternate screen" [ "$(tui_fmt '#{alternate_on}')" = 1 ]
 tui_check "... and the app answers after it" responds 12
 # binary junk: seeded random bytes (a stray UTF-8 lead byte can make

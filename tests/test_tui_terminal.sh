@@ -113,7 +113,7 @@ tui_keys End
 tui_check "End returns to the bottom" tui_wait_gone 'more below \(End\)' 5
 tui_keys F1
 tui_check "F1 shows help with keys and commands" tui_wait 'Help \(Esc closes\)' 5
-tui_check "help lists F-keys with letter alternatives" tui_wait 'F2  or \^O +model picker' 10
+tui_check "help lists F-keys with letter alternatives" tui_wait 'F2  or \^O +models: switch, download, quantize, delete' 10
 tui_keys Escape
 tui_check "Esc closes help" tui_wait_gone 'Help \(Esc closes\)' 5
 tui_keys C-g

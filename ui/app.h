@@ -22,6 +22,7 @@
 #include "graphics/graphics.h"
 #include "meter.h"
 #include "models.h"
+#include "models_screen.h"
 #include "queue.h"
 #include "picture.h"
 #include "slash.h"
@@ -31,8 +32,8 @@
 #include "ui.h"
 #include "worker.h"
 
-typedef enum pt_overlay { OV_NONE, OV_HELP, OV_PICKER } pt_overlay;
-typedef enum pt_screen { SCREEN_CHAT, SCREEN_STUDIO } pt_screen;
+typedef enum pt_overlay { OV_NONE, OV_HELP } pt_overlay;
+typedef enum pt_screen { SCREEN_CHAT, SCREEN_STUDIO, SCREEN_MODELS } pt_screen;
 
 typedef struct pt_app {
     pt_ui_options opts;
@@ -79,7 +80,6 @@ typedef struct pt_app {
     pt_screen last_screen;      /* screen of the last frame */
     int last_W, last_H;         /* size of the last frame */
     int help_scroll;
-    int pick_sel, pick_top;
     bool demo;
     int demo_idx;
     double demo_next;
@@ -96,6 +96,7 @@ typedef struct pt_app {
     pt_pic_layer pics;          /* picture slots of the frame (picture.h) */
     pt_gallery gal;
     pt_studio studio;
+    pt_mscreen ms;              /* the Models screen (models_screen.h) */
     uint64_t pic_gen;           /* last pixel generation handed out */
     char img_model[4096];       /* the image model's path ("" when none was found) */
     char img_model_why[512];    /* why there is none */
@@ -119,6 +120,8 @@ void pt_fill(int y, int x, int n, attr_t attr);
 void pt_rule(int y, int x, int n, attr_t attr);
 const char *pt_spinner(void);
 void pt_draw_title(pt_app *a, int y, int W);
+/* A box with a border and a title on it, its inside cleared. */
+void pt_draw_box(int y, int x, int h, int w, const char *title);
 /* Lay out and draw an editor in rows x width cells at (y0, x0); the
  * cursor's cell goes to *cy, *cx. prompt: the first row's marker. */
 void pt_draw_editor(pt_editor *e, int y0, int x0, int rows, int width, const char *hint, bool focus,
@@ -141,7 +144,29 @@ uint64_t pt_app_next_gen(pt_app *a);
 /* studio_draw.c */
 void pt_studio_draw(pt_app *a, int W, int H, int *cy, int *cx, bool *show_cursor);
 
+/* models_screen.c */
+void pt_mscreen_init(pt_app *a);            /* starts the job thread */
+bool pt_mscreen_free(pt_app *a);            /* stops it; false: it would not stop */
+void pt_mscreen_open(pt_app *a);            /* show the screen (rescans) */
+void pt_mscreen_close(pt_app *a);           /* back to the screen it came from */
+void pt_mscreen_rescan(pt_app *a);
+void pt_mscreen_key(pt_app *a, int k, bool is_char);
+void pt_mscreen_on_event(pt_app *a, pt_ui_event *ev);   /* JOB_* events */
+void pt_mscreen_tick(pt_app *a, double now);
+const pt_mrow *pt_mscreen_selected(const pt_app *a);
+const pt_catalog_entry *pt_mscreen_entry(const pt_app *a, const pt_mrow *r);
+/* Free memory for a model, plus the open model's size when the model
+ * would replace it (the open one is closed first); 0: not known. */
+uint64_t pt_mscreen_avail_for(const pt_app *a, bool replaces_open);
+
+/* models_draw.c */
+void pt_mscreen_draw(pt_app *a, int W, int H, int *cy, int *cx, bool *show_cursor);
+/* "↓ 45%" of the running file job for the title bar; "" when none. */
+void pt_mscreen_job_badge(const pt_app *a, char *buf, size_t cap);
+
 /* tui.c */
 void pt_app_status(pt_app *a, bool err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Open the model at path for the chat (the one open is closed first). */
+void pt_app_load_model(pt_app *a, const char *path);
 
 #endif

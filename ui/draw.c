@@ -173,6 +173,17 @@ void pt_draw_title(pt_app *a, int y, int W) {
     else if (a->generating) snprintf(right, sizeof right, "%s %s ", spinner(), a->st.prefilling ? "prefill" : "decode");
     else if (a->demo) snprintf(right, sizeof right, "demo ");
     else snprintf(right, sizeof right, "idle ");
+    /* a running download or quantization is seen from every screen */
+    char badge[48];
+    pt_mscreen_job_badge(a, badge, sizeof badge);
+    if (badge[0]) {
+        size_t bl = strlen(badge), rl = strlen(right);
+        if (bl + 2 + rl < sizeof right) {
+            memmove(right + bl + 2, right, rl + 1);
+            memcpy(right, badge, bl);
+            memcpy(right + bl, "  ", 2);
+        }
+    }
     int rw = pt_str_cells(right, strlen(right));
     int room = W - x - rw - 1;
     if (room > 4) put_str(y, x, info, d, room);
@@ -522,7 +533,7 @@ static void draw_footer(pt_app *a, int y, int W) {
 
 /* ---- overlays ---- */
 
-static void draw_box(int y, int x, int h, int w, const char *title) {
+void pt_draw_box(int y, int x, int h, int w, const char *title) {
     attr_t b = pt_attr(S_BOX);
     for (int r = 0; r < h; r++) fill(y + r, x, w, pt_attr(S_NORMAL));
     attrset(b);
@@ -553,7 +564,7 @@ static const char *const help_keys[] = {
     "  ^A ^E ^U ^K ^W start, end, kill to start/end, kill word",
     "  Tab            complete a /command",
     "  F1  or ^G      this help",
-    "  F2  or ^O      model picker",
+    "  F2  or ^O      models: switch, download, quantize, delete",
     "  F3  or ^S      save the conversation",
     "  F4  or ^R      new conversation",
     "  F5  or ^T      demo mode",
@@ -570,6 +581,13 @@ static const char *const help_keys[] = {
     "  on the gallery: Left/Right pick, v view large, s save PNG,",
     "                 r re-roll (new seed), c copy its settings to the form",
     "",
+    "Models (F2, ^O or /models)",
+    "  Enter          switch the chat to the model; download one not here",
+    "  d  x           download (resumes a partial one)  /  cancel",
+    "  q  c           quantize (a form)  /  convert (a form)",
+    "  D or Del       delete the model (asks first)",
+    "  r  Esc         rescan the folder  /  back",
+    "",
     "Commands",
 };
 
@@ -577,7 +595,7 @@ static void draw_help(pt_app *a, int W, int H) {
     int bw = W - 4 < 78 ? W - 4 : 78, bh = H - 2;
     if (bw < 20 || bh < 5) return;
     int bx = (W - bw) / 2, by = 1;
-    draw_box(by, bx, bh, bw, "Help (Esc closes)");
+    pt_draw_box(by, bx, bh, bw, "Help (Esc closes)");
     char cmds[4096];
     pt_slash_help(true, cmds, sizeof cmds);
     /* lines: the key table, then the command list */
@@ -604,57 +622,6 @@ static void draw_help(pt_app *a, int W, int H) {
         put_text(by + 1 + r, bx + 2, lines[i], (size_t)lens[i],
                  head ? pt_attr(S_CAPTION) | A_BOLD : pt_attr(S_NORMAL), bw - 4);
     }
-}
-
-static void draw_picker(pt_app *a, int W, int H) {
-    int bw = W - 4 < 100 ? W - 4 : 100;
-    int bh = a->models.n + 4;
-    if (bh > H - 2) bh = H - 2;
-    if (bh < 5) bh = 5;
-    if (bw < 24 || bh > H) return;
-    int bx = (W - bw) / 2, by = (H - bh) / 2;
-    draw_box(by, bx, bh, bw, "Models (Enter opens, Esc closes, r rescans)");
-    int rows = bh - 3;
-    char dir[1024];
-    pt_shown(a->data_dir, dir, sizeof dir);
-    if (a->models.n == 0) {
-        putf(by + 1, bx + 2, pt_attr(S_DIM), bw - 4, "no .gguf files in %s/models", dir);
-        return;
-    }
-    if (a->pick_sel < a->pick_top) a->pick_top = a->pick_sel;
-    if (a->pick_sel >= a->pick_top + rows) a->pick_top = a->pick_sel - rows + 1;
-    for (int r = 0; r < rows && a->pick_top + r < a->models.n; r++) {
-        int i = a->pick_top + r;
-        const pt_model_entry *e = &a->models.items[i];
-        bool sel = i == a->pick_sel;
-        bool cur = a->loaded && strcmp(e->path, a->model_path) == 0;
-        attr_t at = sel ? pt_attr(S_SELECT) : pt_attr(S_NORMAL);
-        int y = by + 1 + r, x = bx + 1, w = bw - 2;
-        fill(y, x, w, at);
-        char size[24], meta[160];
-        pt_fmt_bytes(e->bytes, size, sizeof size);
-        if (e->bad) snprintf(meta, sizeof meta, "unreadable: %.120s", e->error);
-        else if (!e->probed) snprintf(meta, sizeof meta, "...");
-        else {
-            double p = (double)e->card.n_params;
-            snprintf(meta, sizeof meta, "%-8.8s %-7.7s %6.0fM", e->card.arch, e->card.ftype, p / 1e6);
-        }
-        /* name column takes what the metadata and size leave */
-        /* "* 12 " | name | gap | meta (metaw) | gap | size (7) */
-        int metaw = 26;
-        int namew = w - 4 - 1 - metaw - 1 - 7 - 1;
-        if (namew < 10) { namew = w - 5; metaw = 0; }
-        int cx = x + put_str(y, x, cur ? "*" : " ", at, 1);
-        cx += putf(y, cx, at, 3, "%2d ", i + 1);
-        char name[1024];
-        put_str(y, cx, pt_shown(e->name, name, sizeof name), at | (cur ? A_BOLD : 0), namew);
-        if (metaw) {
-            put_str(y, x + w - metaw - 9, meta, sel ? at : pt_attr(S_DIM), metaw);
-            putf(y, x + w - 8, at, 7, "%7s", size);
-        }
-    }
-    putf(by + bh - 2, bx + 2, pt_attr(S_DIM), bw - 4, "%d model%s in %s/models  (* = open)",
-         a->models.n, a->models.n == 1 ? "" : "s", dir);
 }
 
 /* Frame bookkeeping of the picture slots: a resize, a screen switch or
@@ -699,6 +666,8 @@ void pt_draw(pt_app *a) {
     bool cursor = true;
     if (a->screen == SCREEN_STUDIO) {
         pt_studio_draw(a, W, H, &cy, &cx, &cursor);
+    } else if (a->screen == SCREEN_MODELS) {
+        pt_mscreen_draw(a, W, H, &cy, &cx, &cursor);
     } else {
         int y = 0;
         pt_draw_title(a, y++, W);
@@ -720,7 +689,6 @@ void pt_draw(pt_app *a) {
         draw_footer(a, footer_y, W);
     }
     if (a->ov == OV_HELP) draw_help(a, W, H);
-    else if (a->ov == OV_PICKER) draw_picker(a, W, H);
     if (a->ov == OV_NONE && cursor) {
         curs_set(1);
         move(cy, cx < W ? cx : W - 1);

@@ -56,7 +56,7 @@ static const char *base_name(const char *path) {
 
 /* ---- engine requests ---- */
 
-static void load_model(pt_app *a, const char *path) {
+void pt_app_load_model(pt_app *a, const char *path) {
     if (a->generating) {
         pt_worker_cancel(&a->worker, a->turn_id);
         a->stop_requested = true;
@@ -100,7 +100,7 @@ static void start_turn(pt_app *a) {
 
 static void send_message(pt_app *a, const char *text) {
     if (!a->loaded) {
-        pt_app_status(a, true, a->loading ? "the model is still loading" : "no model: F2 opens the model picker");
+        pt_app_status(a, true, a->loading ? "the model is still loading" : "no model: F2 opens the Models screen");
         return;
     }
     pt_convo_add(&a->convo, PT_ROLE_USER, text, strlen(text));
@@ -121,18 +121,6 @@ static void reset_chat(pt_app *a) {
     a->reply_msg = -1;
     a->scroll = 0;
     pt_app_status(a, false, "new conversation");
-}
-
-static void open_picker(pt_app *a) {
-    pt_models_scan(&a->models, a->data_dir, a->loaded || a->loading ? a->model_path : NULL);
-    a->pick_sel = 0;
-    for (int i = 0; i < a->models.n; i++) {
-        pt_model_entry *e = &a->models.items[i];
-        if (strcmp(e->path, a->model_path) == 0) a->pick_sel = i;
-        if (!e->probe_sent) { pt_worker_probe(&a->worker, e->path); e->probe_sent = true; }
-    }
-    a->ov = OV_PICKER;
-    a->dirty = true;
 }
 
 static void save_chat(pt_app *a, const char *name) {
@@ -176,22 +164,6 @@ static void show_stats(pt_app *a) {
          s->mem.kv_tokens, s->mem.kv_capacity);
 }
 
-static void list_models(pt_app *a) {
-    pt_models_scan(&a->models, a->data_dir, a->loaded ? a->model_path : NULL);
-    char buf[8192], shown[1024];
-    size_t at = 0;
-    at += (size_t)snprintf(buf, sizeof buf, "models in %s/models:", pt_shown(a->data_dir, shown, sizeof shown));
-    for (int i = 0; i < a->models.n && at < sizeof buf - 1100; i++) {
-        char sz[24];
-        pt_fmt_bytes(a->models.items[i].bytes, sz, sizeof sz);
-        pt_shown(a->models.items[i].name, shown, sizeof shown);
-        at += (size_t)snprintf(buf + at, sizeof buf - at, "\n%2d %s  %s%s", i + 1, shown, sz,
-                               strcmp(a->models.items[i].path, a->model_path) == 0 ? "  (open)" : "");
-    }
-    if (a->models.n == 0) snprintf(buf + at, sizeof buf - at, "\n(none)");
-    note(a, false, "%s", buf);
-}
-
 static void run_slash(pt_app *a, const pt_slash *c) {
     char arg[4096], msg[512];
     size_t n = c->arg_len < sizeof arg - 1 ? c->arg_len : sizeof arg - 1;
@@ -208,15 +180,15 @@ static void run_slash(pt_app *a, const pt_slash *c) {
         }
         break;
     case PT_SLASH_MODEL: {
-        if (!arg[0]) { open_picker(a); break; }
+        if (!arg[0]) { pt_mscreen_open(a); break; }
         char path[4096];
         pt_models_scan(&a->models, a->data_dir, NULL);
         const char *p = pt_models_resolve(&a->models, arg, path, sizeof path);
         if (!p) pt_app_status(a, true, "no model \"%s\" (see /models)", arg);
-        else load_model(a, p);
+        else pt_app_load_model(a, p);
         break;
     }
-    case PT_SLASH_MODELS: list_models(a); break;
+    case PT_SLASH_MODELS: pt_mscreen_open(a); break;
     case PT_SLASH_SAVE: save_chat(a, arg); break;
     case PT_SLASH_LOAD: {
         if (a->generating) { pt_app_status(a, true, "stop the reply first (Esc)"); break; }
@@ -471,6 +443,9 @@ static void on_event(pt_app *a, pt_ui_event *ev) {
     case PT_EV_IMG_LOADED: case PT_EV_IMG_PROGRESS: case PT_EV_IMG_DONE:
         pt_studio_on_event(a, ev);
         break;
+    case PT_EV_JOB_PROGRESS: case PT_EV_JOB_DONE:
+        pt_mscreen_on_event(a, ev);
+        break;
     }
     a->dirty = true;
 }
@@ -484,29 +459,6 @@ static void scroll_by(pt_app *a, int d) {
     if (a->scroll < 0) a->scroll = 0;
     int max = a->tr.total - a->view_rows;
     if (a->scroll > max) a->scroll = max > 0 ? max : 0;
-}
-
-static void key_picker(pt_app *a, int k) {
-    switch (k) {
-    case KEY_UP: case 'k': if (a->pick_sel > 0) a->pick_sel--; break;
-    case KEY_DOWN: case 'j': if (a->pick_sel + 1 < a->models.n) a->pick_sel++; break;
-    case KEY_PPAGE: a->pick_sel -= 10; if (a->pick_sel < 0) a->pick_sel = 0; break;
-    case KEY_NPAGE: a->pick_sel += 10; if (a->pick_sel >= a->models.n) a->pick_sel = a->models.n - 1; break;
-    case KEY_HOME: a->pick_sel = 0; break;
-    case KEY_END: a->pick_sel = a->models.n - 1; break;
-    case 'r': open_picker(a); break;
-    case '\r': case '\n': case KEY_ENTER:
-        if (a->pick_sel >= 0 && a->pick_sel < a->models.n) {
-            load_model(a, a->models.items[a->pick_sel].path);
-            a->ov = OV_NONE;
-        }
-        break;
-    case 27: case 'q': case KEY_F(2): case CTRL('o'): case CTRL('c'): a->ov = OV_NONE; break;
-    default:
-        if (k >= '1' && k <= '9' && k - '1' < a->models.n) a->pick_sel = k - '1';
-        break;
-    }
-    if (a->pick_sel < 0) a->pick_sel = 0;
 }
 
 static void key_help(pt_app *a, int k) {
@@ -524,12 +476,15 @@ static void key_help(pt_app *a, int k) {
 static bool key_global(pt_app *a, int k) {
     switch (k) {
     case KEY_F(1): case CTRL('g'): a->ov = a->ov == OV_HELP ? OV_NONE : OV_HELP; a->help_scroll = 0; return true;
-    case KEY_F(2): case CTRL('o'): if (a->ov == OV_PICKER) a->ov = OV_NONE; else open_picker(a); return true;
+    case KEY_F(2): case CTRL('o'):
+        if (a->screen == SCREEN_MODELS) pt_mscreen_close(a); else pt_mscreen_open(a);
+        return true;
     case KEY_F(3): case CTRL('s'): save_chat(a, NULL); return true;
     case KEY_F(4): case CTRL('r'): reset_chat(a); return true;
     case KEY_F(5): case CTRL('t'): toggle_demo(a); return true;
     case KEY_F(6): case CTRL('x'):
         a->screen = a->screen == SCREEN_STUDIO ? SCREEN_CHAT : SCREEN_STUDIO;
+        a->ms.form = PT_MFORM_NONE;
         a->ov = OV_NONE;
         return true;
     case KEY_F(10): case CTRL('q'): a->quit = true; return true;
@@ -681,8 +636,8 @@ static void handle_key(pt_app *a, int k, bool is_char) {
     if (!is_char || k < 0x20 || k == 0x7f) {
         if (key_global(a, k)) return;
     }
-    if (a->ov == OV_PICKER) { if (!is_char || k < 0x80) key_picker(a, k); return; }
     if (a->ov == OV_HELP) { key_help(a, k); return; }
+    if (a->screen == SCREEN_MODELS) { pt_mscreen_key(a, k, is_char); return; }
     if (a->screen == SCREEN_STUDIO) { pt_studio_key(a, k, is_char); return; }
     key_chat(a, k, is_char);
 }
@@ -716,6 +671,7 @@ static void read_keys(pt_app *a) {
 
 static void tick(pt_app *a, double now) {
     paste_check_idle(a, now);
+    pt_mscreen_tick(a, now);
     if (now - a->proc_t >= 0.5) {
         if (pt_term_check_size()) a->dirty = true;   /* a resize without a signal */
         uint64_t rss, peak;
@@ -741,7 +697,7 @@ static void tick(pt_app *a, double now) {
         a->spark_t = now;
         a->dirty = true;
     }
-    if (a->generating || a->loading || a->studio.running) a->dirty = true;   /* spinners, timers */
+    if (a->generating || a->loading || a->studio.running || a->ms.running) a->dirty = true;   /* spinners, timers */
     if (a->demo && !a->generating && !a->loading && a->loaded && a->ov == OV_NONE && now >= a->demo_next) {
         pt_convo_clear(&a->convo);
         pt_worker_reset(&a->worker);
@@ -752,6 +708,7 @@ static void tick(pt_app *a, double now) {
 }
 
 static void app_free(pt_app *a) {
+    pt_mscreen_free(a);
     pt_studio_free(a);
     pt_convo_free(&a->convo);
     pt_transcript_free(&a->tr);
@@ -822,12 +779,13 @@ int pt_ui_run(const pt_ui_options *opts) {
         app_free(a);
         return 1;
     }
+    pt_mscreen_init(a);   /* the Models screen's job thread, beside the worker */
 
     char path[4096];
     if (opts->model_path && *opts->model_path) snprintf(path, sizeof path, "%s", opts->model_path);
     else snprintf(path, sizeof path, "%.3900s/models/%s", a->data_dir, DEFAULT_MODEL_FILE);
     if (access(path, R_OK) == 0) {
-        load_model(a, path);
+        pt_app_load_model(a, path);
     } else {
         snprintf(a->model_path, sizeof a->model_path, "%s", path);
         char shown[1024];
@@ -850,7 +808,7 @@ int pt_ui_run(const pt_ui_options *opts) {
                 a->dirty = false;
             }
         }
-        int timeout = a->generating || a->loading || a->demo || a->studio.running ? 50 : 250;
+        int timeout = a->generating || a->loading || a->demo || a->studio.running || a->ms.running ? 50 : 250;
         if (a->dirty) timeout = 10;
         struct pollfd fds[3] = {
             {.fd = STDIN_FILENO, .events = POLLIN},
@@ -895,7 +853,10 @@ int pt_ui_run(const pt_ui_options *opts) {
      * pictures are deleted: they would outlive the alternate screen) */
     pt_pic_clear(&a->pics, &a->caps);
     pt_term_stop();
-    if (pt_worker_stop(&a->worker, 3.0)) {
+    /* the file job first: a download stops at its next check, its .part kept */
+    bool jobs_stopped = !a->ms.jobs_ok || pt_jobs_stop(&a->ms.jobs, 3.0);
+    a->ms.jobs_ok = false;
+    if (pt_worker_stop(&a->worker, 3.0) && jobs_stopped) {
         pt_queue_destroy(&a->events, free_event_node);
         app_free(a);
     }

