@@ -1,0 +1,644 @@
+/*
+ * convert_hf.c — pt_convert_file for a Hugging Face model folder: config.json,
+ * model.safetensors or shards with model.safetensors.index.json, and the
+ * tokenizer files, to the GGUF llama.cpp's convert_hf_to_gguf.py writes
+ * (llama-cpp-python 0.3.36's copy; conversion/base.py, llama.py, qwen.py,
+ * gemma.py) for the llama, qwen2, qwen3 and gemma3 families.
+ *
+ * What is the same as llama.cpp's converter (checked by tests/test_convert.sh
+ * against its output, tests/data/hf-tiny/<family>/ref-*.json):
+ *   - tensor order: the shards in file-name order, each shard's tensors in
+ *     name order (as the converter reads them), HF names mapped to GGUF's
+ *     (token_embd, blk.N.attn_q, ...; gemma3's four norms per block);
+ *   - tensor types: 1-D tensors and *_norm.weight F32, the rest the type
+ *     asked for (f32 / f16 / bf16; f16 and bf16 rounded to nearest even);
+ *   - transforms: llama's Q / K rows permuted per head (the rotary pairs
+ *     interleaved: row h*D + 2i + j <- row h*D + j*D/2 + i, D the head
+ *     dimension), gemma3's norm weights + 1 (in float32), gemma3's token
+ *     embedding cut to the tokenizer's vocabulary;
+ *   - metadata: general.architecture / type / name / size_label, the
+ *     {arch}.* hyperparameters in the converter's order and types,
+ *     general.file_type and general.quantization_version, then tokenizer.*
+ *     (convert_tokenizer.c).
+ * Differences: general.name is the folder name in title case (the
+ *     converter also parses "Org/Name-1.5B-Instruct"-style names into
+ *     basename / size_label / finetune, and reads README model cards);
+ *     other quantized output types (q8_0, q4_k_m, ...) are written by
+ *     converting to the sources' float type first and then running
+ *     pt_quantize_file (llama-quantize's choices), where llama.cpp's
+ *     converter quantizes q8_0 itself.
+ *
+ * Streaming: each output row is made from one source row (the permutation
+ * picks which), widened to float, transformed and converted, so memory
+ * stays at a row per tensor whatever the model's size.
+ */
+#include "petrel.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "convert_internal.h"
+#include "gguf_write.h"
+#include "quant.h"
+#include "quantize_policy.h"
+#include "safetensors.h"
+#include "status.h"
+
+#define GGML_QNT_VERSION 2
+
+typedef enum family { FAM_LLAMA, FAM_QWEN2, FAM_QWEN3, FAM_GEMMA3 } family;
+
+static const struct {
+    const char *hf, *arch;
+    family fam;
+} ARCHS[] = {
+    {"LlamaForCausalLM", "llama", FAM_LLAMA},
+    {"Qwen2ForCausalLM", "qwen2", FAM_QWEN2},
+    {"Qwen3ForCausalLM", "qwen3", FAM_QWEN3},
+    {"Gemma3ForCausalLM", "gemma3", FAM_GEMMA3},
+};
+
+/* One output tensor. */
+typedef struct item {
+    const st_tensor *src;
+    char name[96];
+    uint32_t type;       /* enum pt_type out */
+    int n_dims;
+    int64_t ne[4];       /* ggml order: ne[0] = the source's last dimension */
+    int64_t rows, cols;  /* rows written (gemma3's embedding may be cut) */
+    int perm_heads;      /* llama Q / K: heads to permute over, 0: none */
+    float add;           /* gemma3 norms: 1 */
+} item;
+
+typedef struct conv {
+    const char *dir;
+    family fam;
+    const char *arch;
+    cJSON *config;
+    st_file **shards;
+    int n_shards;
+    item *items;
+    int n_items;
+    int64_t n_params;
+    cv_kv kv;
+    /* hyperparameters the tensors need */
+    int64_t n_head, n_head_kv, n_vocab_tok;
+} conv;
+
+pt_convert_params pt_convert_default_params(void) {
+    return (pt_convert_params){.size = sizeof(pt_convert_params)};
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    const size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* ---- shards ---------------------------------------------------------------- */
+
+static int str_cmp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The safetensors files, in the order the converter reads them: the ones
+ * the index names (sorted), else model.safetensors. */
+static pt_status open_shards(conv *c, pt_error *err) {
+    cJSON *index = NULL;
+    pt_status st = cv_json_load(c->dir, "model.safetensors.index.json", false, &index, err);
+    if (st) return st;
+    char **names = NULL;
+    int n = 0;
+    if (index) {
+        const cJSON *map = cv_json_obj(index, "weight_map");
+        if (!map) {
+            cJSON_Delete(index);
+            return pt_fail(err, PT_ERR_FORMAT, "%s/model.safetensors.index.json: no weight_map object", c->dir);
+        }
+        names = calloc((size_t)cJSON_GetArraySize(map) + 1, sizeof *names);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, map) {
+            if (!names) break;
+            if (!cJSON_IsString(e) || strchr(e->valuestring, '/') || !strcmp(e->valuestring, "..")) {
+                free(names);
+                cJSON_Delete(index);
+                return pt_fail(err, PT_ERR_FORMAT, "%s/model.safetensors.index.json: bad shard name", c->dir);
+            }
+            bool seen = false;
+            for (int i = 0; i < n && !seen; i++) seen = !strcmp(names[i], e->valuestring);
+            if (!seen) names[n++] = e->valuestring;
+        }
+        if (names) qsort(names, (size_t)n, sizeof *names, str_cmp);
+    } else {
+        static char single[] = "model.safetensors";
+        names = calloc(1, sizeof *names);
+        if (names) names[n++] = single;
+    }
+    if (!names || !(c->shards = calloc((size_t)n + 1, sizeof *c->shards))) {
+        free(names);
+        cJSON_Delete(index);
+        return pt_fail(err, PT_ERR_NOMEM, "out of memory");
+    }
+    if (n == 0) st = pt_fail(err, PT_ERR_FORMAT, "%s/model.safetensors.index.json: names no shard", c->dir);
+    for (int i = 0; !st && i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", c->dir, names[i]);
+        struct stat sb;
+        if (stat(path, &sb) != 0)
+            st = pt_fail(err, PT_ERR_IO, "%s: missing (%s)", path, index ? "named by the index" : "no index either");
+        else if (!(st = st_open(path, &c->shards[i], err)))
+            c->n_shards++;
+    }
+    free(names);
+    cJSON_Delete(index);
+    return st;
+}
+
+/* ---- names -------------------------------------------------------------------- */
+
+/* HF name -> GGUF name; false for tensors the model does not have. */
+static bool map_name(const conv *c, const char *hf, char *out, size_t cap) {
+    static const struct { const char *hf, *gguf; } TOP[] = {
+        {"model.embed_tokens.weight", "token_embd.weight"},
+        {"model.norm.weight", "output_norm.weight"},
+        {"lm_head.weight", "output.weight"},
+    };
+    for (size_t i = 0; i < sizeof TOP / sizeof TOP[0]; i++)
+        if (!strcmp(hf, TOP[i].hf)) return snprintf(out, cap, "%s", TOP[i].gguf) < (int)cap;
+    static const struct { const char *hf, *gguf; } BLK[] = {
+        {"input_layernorm", "attn_norm"},
+        {"self_attn.q_proj", "attn_q"},
+        {"self_attn.k_proj", "attn_k"},
+        {"self_attn.v_proj", "attn_v"},
+        {"self_attn.o_proj", "attn_output"},
+        {"self_attn.q_norm", "attn_q_norm"},
+        {"self_attn.k_norm", "attn_k_norm"},
+        {"mlp.gate_proj", "ffn_gate"},
+        {"mlp.up_proj", "ffn_up"},
+        {"mlp.down_proj", "ffn_down"},
+        /* gemma3 has four norms per block; the others two */
+        {"post_attention_layernorm", NULL},
+        {"pre_feedforward_layernorm", "ffn_norm"},
+        {"post_feedforward_layernorm", "post_ffw_norm"},
+    };
+    unsigned layer;
+    int pos = 0;
+    if (sscanf(hf, "model.layers.%u.%n", &layer, &pos) != 1 || pos == 0) return false;
+    const char *rest = hf + pos;
+    for (size_t i = 0; i < sizeof BLK / sizeof BLK[0]; i++) {
+        const size_t n = strlen(BLK[i].hf);
+        if (strncmp(rest, BLK[i].hf, n) != 0) continue;
+        const char *suffix = rest + n;
+        if (strcmp(suffix, ".weight") != 0 && strcmp(suffix, ".bias") != 0) continue;
+        const char *g = BLK[i].gguf;
+        if (!g) g = c->fam == FAM_GEMMA3 ? "post_attention_norm" : "ffn_norm";
+        if (c->fam != FAM_GEMMA3 && (!strcmp(BLK[i].hf, "pre_feedforward_layernorm") ||
+                                     !strcmp(BLK[i].hf, "post_feedforward_layernorm")))
+            return false;
+        return snprintf(out, cap, "blk.%u.%s%s", layer, g, suffix) < (int)cap;
+    }
+    return false;
+}
+
+/* ---- tensors -------------------------------------------------------------------- */
+
+static pt_status plan(conv *c, uint32_t float_type, pt_error *err) {
+    int total = 0;
+    for (int s = 0; s < c->n_shards; s++) total += (int)c->shards[s]->n_tensors;
+    c->items = calloc((size_t)total + 1, sizeof *c->items);
+    if (!c->items) return pt_fail(err, PT_ERR_NOMEM, "out of memory");
+    for (int s = 0; s < c->n_shards; s++)
+        for (uint64_t k = 0; k < c->shards[s]->n_tensors; k++) {
+            const st_tensor *t = &c->shards[s]->tensors[k];
+            if (ends_with(t->name, ".rotary_emb.inv_freq") || ends_with(t->name, ".attention.masked_bias") ||
+                ends_with(t->name, ".attention.bias"))
+                continue;
+            item *it = &c->items[c->n_items];
+            if (!map_name(c, t->name, it->name, sizeof it->name))
+                return pt_fail(err, PT_ERR_UNSUPPORTED, "%s: tensor '%.80s' has no place in a %s model",
+                               c->shards[s]->name, t->name, c->arch);
+            if (st_dtype_pt_type(t->dtype) == UINT32_MAX)
+                return pt_fail(err, PT_ERR_UNSUPPORTED, "%s: tensor '%.80s' is %s (F32, F16 or BF16 wanted)",
+                               c->shards[s]->name, t->name, st_dtype_name(t->dtype));
+            if (t->n_dims < 1 || t->n_dims > 2)
+                return pt_fail(err, PT_ERR_FORMAT, "%s: tensor '%.80s' has %d dimensions (1 or 2 wanted)",
+                               c->shards[s]->name, t->name, t->n_dims);
+            for (int d = 0; d < t->n_dims; d++)
+                if (t->shape[d] <= 0)
+                    return pt_fail(err, PT_ERR_FORMAT, "%s: tensor '%.80s' is empty", c->shards[s]->name, t->name);
+            it->src = t;
+            it->n_dims = t->n_dims;
+            it->cols = t->shape[t->n_dims - 1];
+            it->rows = t->n_dims == 2 ? t->shape[0] : 1;
+            if (c->fam == FAM_GEMMA3 && !strcmp(it->name, "token_embd.weight") && c->n_vocab_tok > 0 &&
+                c->n_vocab_tok < it->rows)
+                it->rows = c->n_vocab_tok; /* out-of-vocabulary rows dropped */
+            it->ne[0] = it->cols;
+            it->ne[1] = it->n_dims == 2 ? it->rows : 1;
+            it->ne[2] = it->ne[3] = 1;
+            const bool is_norm = ends_with(it->name, "_norm.weight");
+            it->type = it->n_dims <= 1 || is_norm ? PT_TYPE_F32 : float_type;
+            if (c->fam == FAM_GEMMA3 && ends_with(t->name, "norm.weight")) it->add = 1.0f;
+            if (c->fam == FAM_LLAMA) {
+                if (ends_with(t->name, "q_proj.weight") || ends_with(t->name, "q_proj.bias"))
+                    it->perm_heads = (int)c->n_head;
+                if (ends_with(t->name, "k_proj.weight") || ends_with(t->name, "k_proj.bias"))
+                    it->perm_heads = (int)c->n_head_kv;
+            }
+            if (it->perm_heads) {
+                const int64_t n = it->n_dims == 2 ? it->rows : it->cols;
+                if (n % (2 * it->perm_heads))
+                    return pt_fail(err, PT_ERR_FORMAT, "%s: tensor '%.80s': %lld rows do not split into %d heads",
+                                   c->shards[s]->name, t->name, (long long)n, it->perm_heads);
+            }
+            for (int j = 0; j < c->n_items; j++)
+                if (!strcmp(c->items[j].name, it->name))
+                    return pt_fail(err, PT_ERR_FORMAT, "%s: tensor '%.80s' appears twice", c->dir, it->name);
+            c->n_params += it->rows * it->cols;
+            c->n_items++;
+        }
+    return PT_OK;
+}
+
+/* Source row of output row r (the llama permutation, else r). */
+static int64_t src_row(const item *it, int64_t r) {
+    if (!it->perm_heads || it->n_dims != 2) return r;
+    const int64_t d = it->rows / it->perm_heads, half = d / 2;
+    const int64_t h = r / d, k = r % d, i = k / 2, j = k % 2;
+    return h * d + j * half + i;
+}
+
+/* ---- hyperparameters ------------------------------------------------------------ */
+
+static void key(char *buf, size_t cap, const char *arch, const char *suffix) {
+    snprintf(buf, cap, "%s.%s", arch, suffix);
+}
+
+/* A config integer that must be present and positive. */
+static pt_status need_int(const conv *c, const char *name, int64_t *out, pt_error *err) {
+    if (!cv_json_int(c->config, name, out) || *out <= 0 || *out > (int64_t)1 << 40)
+        return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: %s missing or not a positive integer", c->dir, name);
+    return PT_OK;
+}
+
+/* id_to_title of gguf-py's metadata.py: words split at '-' and spaces,
+ * each all-lowercase word title-cased unless it is a version or starts
+ * with a digit. */
+static void title(const char *dir, char *out, size_t cap) {
+    const char *base = strrchr(dir, '/');
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    base = dir;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (dir[i] == '/') base = dir + i + 1;
+    size_t o = 0;
+    const char *end = dir + n;
+    for (const char *p = base; p < end && o + 2 < cap;) {
+        while (p < end && (*p == '-' || *p == ' ')) p++;
+        const char *w = p;
+        while (p < end && *p != '-' && *p != ' ') p++;
+        if (p == w) break;
+        bool lower = false, upper = false;
+        for (const char *q = w; q < p; q++) lower |= *q >= 'a' && *q <= 'z', upper |= *q >= 'A' && *q <= 'Z';
+        const bool digit = *w >= '0' && *w <= '9';
+        const bool version = *w == 'v' && p - w > 1 && w[1] >= '0' && w[1] <= '9';
+        const bool tc = lower && !upper && !digit && !version;
+        if (o) out[o++] = ' ';
+        bool start = true;
+        for (const char *q = w; q < p && o + 1 < cap; q++) {
+            char ch = *q;
+            const bool alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+            if (tc && alpha && start) ch = (char)(ch - 'a' + 'A');
+            start = !alpha; /* str.title(): a letter after a non-letter starts a word */
+            out[o++] = ch;
+        }
+    }
+    out[o] = 0;
+}
+
+/* model_weight_count_rounded_notation(n, min_digits=2) of gguf-py */
+static void size_label(int64_t n, char *out, size_t cap) {
+    double x;
+    const char *suf;
+    if (n > 1e12) x = (double)n * 1e-12, suf = "T";
+    else if (n > 1e9) x = (double)n * 1e-9, suf = "B";
+    else if (n > 1e6) x = (double)n * 1e-6, suf = "M";
+    else x = (double)n * 1e-3, suf = "K";
+    char whole[32];
+    snprintf(whole, sizeof whole, "%.0f", nearbyint(x)); /* Python's round: half to even */
+    const char *w = whole;
+    while (*w == '0') w++;
+    int fix = 2 - (int)strlen(w);
+    if (fix < 0) fix = 0;
+    snprintf(out, cap, "%.*f%s", fix, x, suf);
+}
+
+static double rope_theta(const cJSON *cfg, const char *layer_type, bool *found) {
+    const cJSON *rp = cv_json_obj(cfg, "rope_parameters");
+    const cJSON *sub = layer_type ? cv_json_obj(rp, layer_type) : NULL;
+    double v;
+    *found = true;
+    if (sub && cv_json_num(sub, "rope_theta", &v)) return v;
+    if (layer_type && !strcmp(layer_type, "sliding_attention")) {
+        *found = false;
+        return 0;
+    }
+    if (rp && !sub && cv_json_num(rp, "rope_theta", &v)) return v;
+    if (cv_json_num(cfg, "rope_theta", &v)) return v;
+    *found = false;
+    return 0;
+}
+
+static pt_status hparams(conv *c, uint32_t ftype, pt_error *err) {
+    cv_kv *kv = &c->kv;
+    const char *a = c->arch;
+    char k[96];
+    int64_t n_layer, n_ctx = 0, n_embd, n_ff, head_dim = 0, v;
+    double d;
+    bool found;
+    pt_status st;
+    if ((st = need_int(c, "num_hidden_layers", &n_layer, err)) || (st = need_int(c, "hidden_size", &n_embd, err)) ||
+        (st = need_int(c, "intermediate_size", &n_ff, err)) ||
+        (st = need_int(c, "num_attention_heads", &c->n_head, err)))
+        return st;
+    c->n_head_kv = c->n_head;
+    if (cv_json_int(c->config, "num_key_value_heads", &v)) {
+        if (v <= 0 || c->n_head % v)
+            return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: num_key_value_heads %lld does not divide %lld heads",
+                           c->dir, (long long)v, (long long)c->n_head);
+        c->n_head_kv = v;
+    }
+    cv_json_int(c->config, "max_position_embeddings", &n_ctx);
+    const bool has_head_dim = cv_json_int(c->config, "head_dim", &head_dim) && head_dim > 0;
+
+    key(k, sizeof k, a, "block_count"), cv_kv_u32(kv, k, (uint32_t)n_layer);
+    if (c->fam == FAM_GEMMA3 && !n_ctx) n_ctx = 131072;
+    if (n_ctx > 0) key(k, sizeof k, a, "context_length"), cv_kv_u32(kv, k, (uint32_t)n_ctx);
+    key(k, sizeof k, a, "embedding_length"), cv_kv_u32(kv, k, (uint32_t)n_embd);
+    key(k, sizeof k, a, "feed_forward_length"), cv_kv_u32(kv, k, (uint32_t)n_ff);
+    key(k, sizeof k, a, "attention.head_count"), cv_kv_u32(kv, k, (uint32_t)c->n_head);
+    key(k, sizeof k, a, "attention.head_count_kv"), cv_kv_u32(kv, k, (uint32_t)c->n_head_kv);
+    const double theta = rope_theta(c->config, "full_attention", &found);
+    if (found) key(k, sizeof k, a, "rope.freq_base"), cv_kv_f32(kv, k, (float)theta);
+    const double theta_swa = rope_theta(c->config, "sliding_attention", &found);
+    if (found) key(k, sizeof k, a, "rope.freq_base_swa"), cv_kv_f32(kv, k, (float)theta_swa);
+    if (cv_json_num(c->config, "rms_norm_eps", &d))
+        key(k, sizeof k, a, "attention.layer_norm_rms_epsilon"), cv_kv_f32(kv, k, (float)d);
+    if (has_head_dim) {
+        key(k, sizeof k, a, "attention.key_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
+        key(k, sizeof k, a, "attention.value_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
+    }
+    cv_kv_u32(kv, "general.file_type", ftype);
+    if (c->fam == FAM_LLAMA) {
+        int64_t n_vocab = 0;
+        cv_json_int(c->config, "vocab_size", &n_vocab);
+        key(k, sizeof k, a, "vocab_size"), cv_kv_u32(kv, k, (uint32_t)n_vocab);
+        const int64_t rot = has_head_dim ? head_dim : n_embd / c->n_head;
+        key(k, sizeof k, a, "rope.dimension_count"), cv_kv_u32(kv, k, (uint32_t)rot);
+        const cJSON *rp = cv_json_obj(c->config, "rope_parameters");
+        if (!rp) rp = cv_json_obj(c->config, "rope_scaling");
+        const char *rt = cv_json_str(rp, "rope_type");
+        if (rt && strcmp(rt, "default") != 0)
+            return pt_fail(err, PT_ERR_UNSUPPORTED, "%s/config.json: rope type '%.40s' is not converted yet", c->dir, rt);
+    }
+    if (c->fam == FAM_GEMMA3) {
+        /* Gemma3Model.set_gguf_parameters re-sets these (same values, or
+         * its defaults where config.json lacks them) */
+        if (!has_head_dim) head_dim = 256;
+        key(k, sizeof k, a, "attention.key_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
+        key(k, sizeof k, a, "attention.value_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
+        if (!cv_kv_get(kv, "gemma3.rope.freq_base")) cv_kv_f32(kv, "gemma3.rope.freq_base", 1000000.0f);
+        if (!cv_kv_get(kv, "gemma3.attention.layer_norm_rms_epsilon"))
+            cv_kv_f32(kv, "gemma3.attention.layer_norm_rms_epsilon", 1e-6f);
+        if (cv_json_num(c->config, "final_logit_softcapping", &d) && d != 0)
+            cv_kv_f32(kv, "gemma3.final_logit_softcapping", (float)d);
+        int64_t pattern = 0, window;
+        if (!(cv_json_int(c->config, "sliding_window_pattern", &pattern) && pattern == 1)) {
+            if (!cv_json_int(c->config, "sliding_window", &window) || window <= 0)
+                return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: sliding_window missing", c->dir);
+            cv_kv_u32(kv, "gemma3.attention.sliding_window", (uint32_t)window);
+        }
+        double cap;
+        if (cv_json_num(c->config, "attn_logit_softcapping", &cap))
+            return pt_fail(err, PT_ERR_UNSUPPORTED, "%s/config.json: attn_logit_softcapping is not Gemma 3's", c->dir);
+    }
+    cv_kv_u32(kv, "general.quantization_version", GGML_QNT_VERSION);
+    return PT_OK;
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+typedef struct write_ctx {
+    const pt_convert_params *p;
+    uint64_t done, total;
+} write_ctx;
+
+static void report(write_ctx *w, const conv *c, int i, const char *stage) {
+    if (!w->p->progress) return;
+    const pt_convert_progress pr = {
+        .stage = stage,
+        .tensor = i,
+        .n_tensors = c->n_items,
+        .name = i < c->n_items ? c->items[i].name : "",
+        .to_type = i < c->n_items ? pt_type_name(c->items[i].type) : "",
+        .done = w->done,
+        .total = w->total,
+    };
+    w->p->progress(w->p->progress_user, &pr);
+}
+
+static pt_status write_tensor(conv *c, write_ctx *w, pt_gguf_writer *gw, int i, float *x, uint8_t *row,
+                              pt_error *err) {
+    const item *it = &c->items[i];
+    const st_tensor *t = it->src;
+    const uint32_t from = st_dtype_pt_type(t->dtype);
+    const size_t in_row = pt_type_row_bytes(from, it->cols);
+    const bool perm_1d = it->perm_heads && it->n_dims == 1;
+    for (int64_t r = 0; r < it->rows; r++) {
+        if (w->p->cancel && atomic_load(w->p->cancel)) return pt_fail(err, PT_ERR_CANCELLED, "convert: cancelled");
+        const uint8_t *src = (const uint8_t *)t->data + (size_t)src_row(it, r) * in_row;
+        pt_dequant_row(from, src, x, it->cols);
+        if (perm_1d) { /* a permuted bias: its one row is the head dimension */
+            float *tmp = x + it->cols;
+            const item one = {.rows = it->cols, .perm_heads = it->perm_heads, .n_dims = 2};
+            for (int64_t k = 0; k < it->cols; k++) tmp[k] = x[src_row(&one, k)];
+            memcpy(x, tmp, (size_t)it->cols * sizeof *x);
+        }
+        if (it->add != 0)
+            for (int64_t k = 0; k < it->cols; k++) x[k] += it->add;
+        const size_t n = pt_quantize_row(it->type, x, row, it->cols);
+        pt_status st = pt_gguf_writer_data(gw, row, n, err);
+        if (st) return st;
+        w->done += in_row;
+    }
+    return pt_gguf_writer_end_tensor(gw, err);
+}
+
+static pt_status write_file(conv *c, const char *out, const pt_convert_params *p, uint64_t *bytes, pt_error *err) {
+    pt_gguf_out_tensor *ti = calloc((size_t)c->n_items + 1, sizeof *ti);
+    if (!ti) return pt_fail(err, PT_ERR_NOMEM, "out of memory");
+    int64_t max_cols = 1;
+    write_ctx w = {.p = p};
+    for (int i = 0; i < c->n_items; i++) {
+        const item *it = &c->items[i];
+        ti[i] = (pt_gguf_out_tensor){{it->name, strlen(it->name)}, (uint32_t)it->n_dims,
+                                     {it->ne[0], it->ne[1], it->ne[2], it->ne[3]}, it->type};
+        if (it->cols > max_cols) max_cols = it->cols;
+        w.total += (uint64_t)it->rows * pt_type_row_bytes(st_dtype_pt_type(it->src->dtype), it->cols);
+    }
+    float *x = malloc((size_t)max_cols * 2 * sizeof *x);
+    uint8_t *row = malloc((size_t)max_cols * 4);
+    pt_gguf_writer *gw = NULL;
+    pt_status st = x && row ? pt_gguf_writer_open(out, &gw, err) : pt_fail(err, PT_ERR_NOMEM, "out of memory");
+    if (!st) st = pt_gguf_writer_header(gw, c->kv.kv, c->kv.n, ti, (uint64_t)c->n_items, err);
+    for (int i = 0; !st && i < c->n_items; i++) {
+        report(&w, c, i, "convert");
+        st = write_tensor(c, &w, gw, i, x, row, err);
+    }
+    if (gw) {
+        *bytes = pt_gguf_writer_bytes(gw);
+        if (!st) st = pt_gguf_writer_commit(gw, err);
+        else pt_gguf_writer_abort(gw);
+    }
+    if (!st) report(&w, c, c->n_items, "convert");
+    free(x);
+    free(row);
+    free(ti);
+    return st;
+}
+
+/* ---- the entry point ------------------------------------------------------------ */
+
+static void conv_free(conv *c) {
+    for (int s = 0; s < c->n_shards; s++) st_close(c->shards[s]);
+    free(c->shards);
+    free(c->items);
+    cJSON_Delete(c->config);
+    cv_kv_free(&c->kv);
+}
+
+/* --outtype: the float types are written directly; a quantized one
+ * through a float file and pt_quantize_file. */
+static bool float_outtype(const char *t, uint32_t *type, uint32_t *ftype) {
+    if (!strcasecmp(t, "f32")) *type = PT_TYPE_F32, *ftype = 0;
+    else if (!strcasecmp(t, "f16")) *type = PT_TYPE_F16, *ftype = 1;
+    else if (!strcasecmp(t, "bf16")) *type = PT_TYPE_BF16, *ftype = 32;
+    else return false;
+    return true;
+}
+
+static pt_status convert_hf(const char *dir, const char *out, const pt_convert_params *p, uint32_t type,
+                            uint32_t ftype, pt_convert_result *res, pt_error *err) {
+    conv c = {.dir = dir};
+    pt_status st = cv_json_load(dir, "config.json", true, &c.config, err);
+    const cJSON *archs = st ? NULL : cv_json_arr(c.config, "architectures");
+    const cJSON *a0 = archs ? cJSON_GetArrayItem(archs, 0) : NULL;
+    if (!st && !cJSON_IsString(a0))
+        st = pt_fail(err, PT_ERR_FORMAT, "%s/config.json: no architectures list", dir);
+    if (!st) {
+        for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0] && !c.arch; i++)
+            if (!strcmp(a0->valuestring, ARCHS[i].hf)) c.arch = ARCHS[i].arch, c.fam = ARCHS[i].fam;
+        if (!c.arch)
+            st = pt_fail(err, PT_ERR_UNSUPPORTED,
+                         "%s/config.json: architecture '%.60s' is not converted (llama, qwen2, qwen3, gemma3 are)",
+                         dir, a0->valuestring);
+    }
+    char name[256], label[32];
+    if (!st) {
+        cv_kv_cstr(&c.kv, "general.architecture", c.arch);
+        cv_kv_cstr(&c.kv, "general.type", "model");
+        title(dir, name, sizeof name);
+        cv_kv_cstr(&c.kv, "general.name", name);
+        cv_kv_cstr(&c.kv, "general.size_label", ""); /* set once the tensors are counted */
+        st = hparams(&c, ftype, err);
+    }
+    int64_t n_vocab = 0, n_tokens = 0;
+    if (!st) {
+        cv_json_int(c.config, "vocab_size", &n_vocab);
+        /* llama and gemma3 read tokenizer.model first, as the converter does */
+        st = cv_tokenizer(&c.kv, dir, c.config, n_vocab, c.fam == FAM_LLAMA || c.fam == FAM_GEMMA3, &n_tokens, err);
+        if (c.fam == FAM_GEMMA3 && cv_kv_get(&c.kv, "tokenizer.ggml.scores"))
+            cv_kv_bool(&c.kv, "tokenizer.ggml.add_space_prefix", false);
+        c.n_vocab_tok = n_tokens;
+    }
+    if (!st) st = open_shards(&c, err);
+    if (!st) st = plan(&c, type, err);
+    if (!st && !c.n_items) st = pt_fail(err, PT_ERR_FORMAT, "%s: no tensors", dir);
+    if (!st) {
+        size_label(c.n_params, label, sizeof label);
+        cv_kv_cstr(&c.kv, "general.size_label", label);
+        if (c.kv.oom) st = pt_fail(err, PT_ERR_NOMEM, "out of memory");
+    }
+    if (!st) {
+        res->n_tensors = c.n_items;
+        res->n_params = c.n_params;
+        snprintf(res->arch, sizeof res->arch, "%s", c.arch);
+        for (int s = 0; s < c.n_shards; s++) res->in_bytes += c.shards[s]->size;
+        st = write_file(&c, out, p, &res->out_file_bytes, err);
+    }
+    conv_free(&c);
+    return st;
+}
+
+/* The widest float type of the sources' matrices (the intermediate file of
+ * a quantized conversion loses nothing). */
+static pt_status source_float_type(const char *dir, uint32_t *type, pt_error *err) {
+    conv c = {.dir = dir};
+    pt_status st = open_shards(&c, err);
+    bool f32 = false, f16 = false, bf16 = false;
+    for (int s = 0; !st && s < c.n_shards; s++)
+        for (uint64_t k = 0; k < c.shards[s]->n_tensors; k++) {
+            const st_dtype d = c.shards[s]->tensors[k].dtype;
+            f32 |= d == ST_F32, f16 |= d == ST_F16, bf16 |= d == ST_BF16;
+        }
+    *type = f32 || (f16 && bf16) ? PT_TYPE_F32 : f16 ? PT_TYPE_F16 : bf16 ? PT_TYPE_BF16 : PT_TYPE_F32;
+    conv_free(&c);
+    return st;
+}
+
+pt_status pt_convert_file(const char *in, const char *out, const pt_convert_params *params,
+                          pt_convert_result *result, pt_error *err) {
+    pt_convert_result scratch;
+    pt_convert_result *res = result ? result : &scratch;
+    memset(res, 0, sizeof *res);
+    pt_convert_params p = pt_convert_default_params();
+    if (pt_params_overlay(&p, sizeof p, params, "pt_convert_params", err)) return PT_ERR_ARG;
+    if (!in || !*in || !out || !*out) return pt_fail(err, PT_ERR_ARG, "convert: no input or output given");
+    const char *outtype = p.outtype && *p.outtype ? p.outtype : "f16";
+    struct stat sb;
+    if (stat(in, &sb) != 0) return pt_fail(err, PT_ERR_IO, "%s: no such file or folder", in);
+    if (!S_ISDIR(sb.st_mode))
+        return pt_convert_sd(in, out, &p, res, err);
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/model_index.json", in);
+    if (stat(probe, &sb) == 0) return pt_convert_sd(in, out, &p, res, err);
+
+    uint32_t type, ftype, qtype;
+    if (float_outtype(outtype, &type, &ftype)) return convert_hf(in, out, &p, type, ftype, res, err);
+    if (!pt_qtype_parse(outtype, &qtype, NULL))
+        return pt_fail(err, PT_ERR_ARG, "unknown output type '%s' (f32, f16, bf16, q8_0, or a petrel quantize type)",
+                       outtype);
+    /* a float file first (OUT.convert, itself written through OUT.convert.tmp),
+     * then llama-quantize's choices from it; the intermediate is removed */
+    char mid[4096];
+    if (snprintf(mid, sizeof mid, "%s.convert", out) >= (int)sizeof mid)
+        return pt_fail(err, PT_ERR_ARG, "convert: output path too long");
+    pt_status st = source_float_type(in, &type, err);
+    ftype = type == PT_TYPE_F32 ? 0 : type == PT_TYPE_F16 ? 1 : 32;
+    if (!st) st = convert_hf(in, mid, &p, type, ftype, res, err);
+    if (st) return st;
+    pt_quantize_params q = pt_quantize_default_params();
+    q.type = outtype;
+    q.n_threads = p.n_threads;
+    q.cancel = p.cancel;
+    pt_quantize_result qr;
+    st = pt_quantize_file(mid, out, &q, &qr, err);
+    unlink(mid);
+    if (!st) res->out_file_bytes = qr.out_file_bytes;
+    return st;
+}
