@@ -88,7 +88,7 @@ typedef struct conv {
     int64_t n_params;
     cv_kv kv;
     /* hyperparameters the tensors need */
-    int64_t n_head, n_head_kv, n_vocab_tok;
+    int64_t n_head, n_head_kv, n_vocab_tok, n_embd, n_ff, head_dim, n_vocab;
 } conv;
 
 pt_convert_params pt_convert_default_params(void) {
@@ -207,6 +207,8 @@ static bool map_name(const conv *c, const char *hf, char *out, size_t cap) {
 
 /* ---- tensors -------------------------------------------------------------------- */
 
+static bool expected_shape(const conv *c, const char *gguf, int64_t *rows, int64_t *cols);
+
 static pt_status plan(conv *c, uint32_t float_type, pt_error *err) {
     int total = 0;
     for (int s = 0; s < c->n_shards; s++) total += (int)c->shards[s]->n_tensors;
@@ -231,6 +233,16 @@ static pt_status plan(conv *c, uint32_t float_type, pt_error *err) {
             for (int d = 0; d < t->n_dims; d++)
                 if (t->shape[d] <= 0)
                     return pt_fail(err, PT_ERR_FORMAT, "%s: tensor '%.80s' is empty", c->shards[s]->name, t->name);
+            int64_t er, ec;
+            if (expected_shape(c, it->name, &er, &ec) &&
+                (t->n_dims != (ec ? 2 : 1) || t->shape[0] != er || (ec && t->shape[1] != ec))) {
+                char want[64], got[64];
+                snprintf(want, sizeof want, ec ? "[%lld, %lld]" : "[%lld]", (long long)er, (long long)ec);
+                snprintf(got, sizeof got, t->n_dims == 2 ? "[%lld, %lld]" : "[%lld]", (long long)t->shape[0],
+                         (long long)t->shape[1]);
+                return pt_fail(err, PT_ERR_FORMAT, "%s: tensor '%.80s' has shape %s, config.json implies %s",
+                               c->shards[s]->name, t->name, got, want);
+            }
             it->src = t;
             it->n_dims = t->n_dims;
             it->cols = t->shape[t->n_dims - 1];
@@ -263,6 +275,28 @@ static pt_status plan(conv *c, uint32_t float_type, pt_error *err) {
             c->n_items++;
         }
     return PT_OK;
+}
+
+/* The HF shape [rows, cols] (cols 0: 1-D of rows) config.json implies for
+ * a GGUF name, false for names without a rule. */
+static bool expected_shape(const conv *c, const char *gguf, int64_t *rows, int64_t *cols) {
+    const char *dot = strncmp(gguf, "blk.", 4) == 0 ? strchr(gguf + 4, '.') : NULL;
+    const char *n = dot ? dot + 1 : gguf;
+    const int64_t e = c->n_embd, q = c->n_head * c->head_dim, kv = c->n_head_kv * c->head_dim;
+    static const char *const vec_e[] = {"output_norm.weight", "attn_norm.weight", "ffn_norm.weight",
+                                        "post_attention_norm.weight", "post_ffw_norm.weight"};
+    for (size_t i = 0; i < sizeof vec_e / sizeof vec_e[0]; i++)
+        if (!strcmp(n, vec_e[i])) return *rows = e, *cols = 0, true;
+    if (!strcmp(n, "attn_q_norm.weight") || !strcmp(n, "attn_k_norm.weight")) return *rows = c->head_dim, *cols = 0, true;
+    if (!strcmp(n, "token_embd.weight") || !strcmp(n, "output.weight")) return *rows = c->n_vocab, *cols = e, c->n_vocab > 0;
+    if (!strcmp(n, "attn_q.weight")) return *rows = q, *cols = e, true;
+    if (!strcmp(n, "attn_k.weight") || !strcmp(n, "attn_v.weight")) return *rows = kv, *cols = e, true;
+    if (!strcmp(n, "attn_q.bias")) return *rows = q, *cols = 0, true;
+    if (!strcmp(n, "attn_k.bias") || !strcmp(n, "attn_v.bias")) return *rows = kv, *cols = 0, true;
+    if (!strcmp(n, "attn_output.weight")) return *rows = e, *cols = q, true;
+    if (!strcmp(n, "ffn_gate.weight") || !strcmp(n, "ffn_up.weight")) return *rows = c->n_ff, *cols = e, true;
+    if (!strcmp(n, "ffn_down.weight")) return *rows = e, *cols = c->n_ff, true;
+    return false;
 }
 
 /* Source row of output row r (the llama permutation, else r). */
@@ -375,6 +409,10 @@ static pt_status hparams(conv *c, uint32_t ftype, pt_error *err) {
     }
     cv_json_int(c->config, "max_position_embeddings", &n_ctx);
     const bool has_head_dim = cv_json_int(c->config, "head_dim", &head_dim) && head_dim > 0;
+    c->n_embd = n_embd;
+    c->n_ff = n_ff;
+    c->head_dim = has_head_dim ? head_dim : c->fam == FAM_GEMMA3 ? 256 : n_embd / c->n_head;
+    cv_json_int(c->config, "vocab_size", &c->n_vocab);
 
     key(k, sizeof k, a, "block_count"), cv_kv_u32(kv, k, (uint32_t)n_layer);
     if (c->fam == FAM_GEMMA3 && !n_ctx) n_ctx = 131072;

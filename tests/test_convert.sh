@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# test_convert.sh — `petrel convert` on the tiny HF checkpoints of
+# tests/data/hf-tiny (tools/gen_hf_tiny.py):
+#   - each family (llama, qwen2, qwen3, gemma3) to f32 and f16 gives the
+#     GGUF llama.cpp's convert_hf_to_gguf.py wrote from the same folder:
+#     same metadata keys, order, types and values, same tensors, order,
+#     shapes, types and data bytes (tests/hf_ref_check.py against
+#     hf-tiny/<family>/ref-<type>.json);
+#   - bf16 and q4_k_m conversions succeed and `petrel info` reads them;
+#   - bad inputs (no folder, no config.json, an unknown architecture, a
+#     tensor whose shape contradicts config.json, a truncated safetensors, a
+#     shard the index names but which is missing, broken tokenizer.json, an
+#     unknown pre-tokenizer, an unknown --outtype) exit 1 with one
+#     "petrel: " line naming the problem, and leave neither OUT nor OUT.tmp.
+set -u
+CLI_LIB_NO_MODEL=1
+. "$(dirname "$0")/cli_lib.sh"
+DATA=${PETREL_TEST_DATA:?}
+SRC=${PETREL_SOURCE_DIR:-$(dirname "$(dirname "$0")")}
+
+for fam in llama qwen2 qwen3 gemma3; do
+    for t in f32 f16; do
+        out=$TMP/$fam-$t.gguf
+        expect_exit 0 "$fam $t" -- "$BIN" convert "$DATA/hf-tiny/$fam" "$out" --outtype $t
+        if grep -q "($fam, $t)" "$TMP/out"; then ok; else bad "$fam $t: stdout $(cat "$TMP/out")"; fi
+        if python3 "$SRC/tests/hf_ref_check.py" "$out" "$DATA/hf-tiny/$fam/ref-$t.json"; then ok; else bad "$fam $t differs from llama.cpp"; fi
+        [ -e "$out.tmp" ] && bad "$fam $t: $out.tmp left behind" || ok
+    done
+done
+for t in bf16 q4_k_m; do
+    expect_exit 0 "qwen2 $t" -- "$BIN" convert "$DATA/hf-tiny/qwen2" "$TMP/q-$t.gguf" --outtype $t
+    expect_exit 0 "info on qwen2 $t" -- "$BIN" info "$TMP/q-$t.gguf"
+    [ -e "$TMP/q-$t.gguf.convert" ] && bad "$t: intermediate left behind" || ok
+done
+
+# bad inputs: a copy of the llama folder, broken one way each time
+broken() { rm -rf "$TMP/bad"; cp -r "$DATA/hf-tiny/$1" "$TMP/bad"; chmod -R u+w "$TMP/bad"; }
+# expect_error DESCRIPTION KEYWORD... -- petrel convert arguments
+expect_error() {
+    local what=$1; shift
+    local words=()
+    while [ "$1" != "--" ]; do words+=("$1"); shift; done
+    shift
+    rm -f "$TMP/o.gguf" "$TMP/o.gguf.tmp"
+    expect_exit 1 "$what" -- "$BIN" convert "$@"
+    one_line_error "$what"
+    for w in "${words[@]}"; do
+        grep -qi -- "$w" "$TMP/err" || bad "$what: error lacks '$w': $(cat "$TMP/err")"
+    done
+    [ -e "$TMP/o.gguf" ] || [ -e "$TMP/o.gguf.tmp" ] && bad "$what: a file was left at OUT" || ok
+}
+
+expect_error "no input" "no such file" -- "$TMP/nowhere" "$TMP/o.gguf"
+broken llama; rm "$TMP/bad/config.json"
+expect_error "no config" "config.json" "missing" -- "$TMP/bad" "$TMP/o.gguf"
+broken llama; sed -i 's/LlamaForCausalLM/FooForCausalLM/' "$TMP/bad/config.json"
+expect_error "unknown arch" "FooForCausalLM" "architecture" -- "$TMP/bad" "$TMP/o.gguf"
+broken llama; sed -i 's/"intermediate_size": 128/"intermediate_size": 96/' "$TMP/bad/config.json"
+expect_error "shape mismatch" "down_proj" "shape" "config.json" -- "$TMP/bad" "$TMP/o.gguf"
+broken llama; truncate -s 200000 "$TMP/bad/model.safetensors"
+expect_error "truncated safetensors" "model.safetensors" "outside the data area" -- "$TMP/bad" "$TMP/o.gguf"
+broken llama; printf '{"a": ' > "$TMP/bad/model.safetensors"
+expect_error "not safetensors" "model.safetensors" -- "$TMP/bad" "$TMP/o.gguf"
+broken qwen3; rm "$TMP/bad/model-00003-of-00012.safetensors"
+expect_error "missing shard" "model-00003-of-00012.safetensors" "missing" -- "$TMP/bad" "$TMP/o.gguf"
+broken qwen2; printf '{"model": ' > "$TMP/bad/tokenizer.json"
+expect_error "broken tokenizer.json" "tokenizer.json" "JSON" -- "$TMP/bad" "$TMP/o.gguf"
+broken qwen2; sed -i 's/p{N}|/p{N}{1,2}|/' "$TMP/bad/tokenizer.json"
+expect_error "unknown pre-tokenizer" "pre-tokenizer" -- "$TMP/bad" "$TMP/o.gguf"
+broken gemma3; printf '\x0a\xff\xff' > "$TMP/bad/tokenizer.model"
+expect_error "broken tokenizer.model" "tokenizer.model" -- "$TMP/bad" "$TMP/o.gguf"
+expect_error "unknown outtype" "q9_9" -- "$DATA/hf-tiny/llama" "$TMP/o.gguf" --outtype q9_9
+expect_error "an SD checkpoint" "sd_to_gguf" -- "$DATA/sd-tiny-ldm.safetensors" "$TMP/o.gguf"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
