@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test_convert_llamacpp.sh — llama.cpp loads what `petrel convert` writes:
+# each tiny HF checkpoint of tests/data/hf-tiny (llama, qwen2, qwen3, gemma3)
+# is converted to f16 and q8_0, and llama.cpp's llama-simple (built from the
+# llama-cpp-python sdist by bench/build_llamacpp.sh, pinned there; the test
+# command builds it once before ctest) runs a short greedy generation on
+# each file: it must exit 0 and print a continuation after the prompt. The
+# weights are random, so the text is not checked, only that llama.cpp
+# accepted the file's metadata, tokenizer and every tensor's shape and type
+# and ran the graph (gemma3 too: sliding-window layers and all).
+set -u
+CLI_LIB_NO_MODEL=1
+. "$(dirname "$0")/cli_lib.sh"
+DATA=${PETREL_TEST_DATA:?}
+SRC=${PETREL_SOURCE_DIR:-$(dirname "$(dirname "$0")")}
+
+if ! SIMPLE=$(bash "$SRC/bench/build_llamacpp.sh" llama-simple 2>"$TMP/build.log") || [ ! -x "$SIMPLE" ]; then
+    tail -5 "$TMP/build.log"
+    echo "llama-simple could not be built"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+prompt="The quick brown fox"
+for fam in llama qwen2 qwen3 gemma3; do
+    for t in f16 q8_0; do
+        out=$TMP/$fam-$t.gguf
+        expect_exit 0 "convert $fam $t" -- "$BIN" convert "$DATA/hf-tiny/$fam" "$out" --outtype $t
+        "$SIMPLE" -m "$out" -n 8 "$prompt" >"$TMP/gen" 2>"$TMP/gen.err"
+        rc=$?
+        if [ $rc -ne 0 ]; then
+            bad "llama-simple on $fam $t: exit $rc: $(tail -3 "$TMP/gen.err")"
+            continue
+        fi
+        ok
+        # the prompt is echoed, then the continuation
+        text=$(tr -d '\n' <"$TMP/gen")
+        if [ "${#text}" -gt "${#prompt}" ]; then ok; else bad "$fam $t: no continuation: '$text'"; fi
+        echo "$fam $t: $(head -c 120 "$TMP/gen" | tr '\n' ' ')"
+    done
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
