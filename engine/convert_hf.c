@@ -650,11 +650,10 @@ pt_status pt_convert_file(const char *in, const char *out, const pt_convert_para
     const char *outtype = p.outtype && *p.outtype ? p.outtype : "f16";
     struct stat sb;
     if (stat(in, &sb) != 0) return pt_fail(err, PT_ERR_IO, "%s: no such file or folder", in);
-    if (!S_ISDIR(sb.st_mode))
-        return pt_convert_sd(in, out, &p, res, err);
+    /* a single file or a diffusers folder (model_index.json) is an image model */
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/model_index.json", in);
-    if (stat(probe, &sb) == 0) return pt_convert_sd(in, out, &p, res, err);
+    if (!S_ISDIR(sb.st_mode) || stat(probe, &sb) == 0) return pt_convert_sd(in, out, &p, res, err);
 
     uint32_t type, ftype, qtype;
     if (float_outtype(outtype, &type, &ftype)) return convert_hf(in, out, &p, type, ftype, res, err);

@@ -96,28 +96,28 @@ def main(argv):
                for e in ref["kv"]]
     got_keys, want_keys = [k for k, _, _ in kv], [k for k, _, _ in want_kv]
     if got_keys != want_keys:
-        bad.append(f"keys differ: only petrel {sorted(set(got_keys) - set(want_keys))}, only llama.cpp "
+        bad.append(f"keys differ: only petrel {sorted(set(got_keys) - set(want_keys))}, only the reference "
                    f"{sorted(set(want_keys) - set(got_keys))}, order same: {sorted(got_keys) == sorted(want_keys)}")
     want = {k: (t, v) for k, t, v in want_kv}
     for k, t, v in kv:
         if k in want and want[k] != (t, v):
             wt, wv = want[k]
             show = lambda x: repr(x)[:120]  # noqa: E731
-            bad.append(f"key {k}: petrel {t} {show(v)}, llama.cpp {wt} {show(wv)}")
+            bad.append(f"key {k}: petrel {t} {show(v)}, reference {wt} {show(wv)}")
     if [t["name"] for t in tensors] != [t["name"] for t in ref["tensors"]]:
         bad.append(f"tensor names/order differ: petrel {[t['name'] for t in tensors][:6]}..., "
-                   f"llama.cpp {[t['name'] for t in ref['tensors']][:6]}...")
+                   f"reference {[t['name'] for t in ref['tensors']][:6]}...")
     rt = {t["name"]: t for t in ref["tensors"]}
     for t in tensors:
         w = rt.get(t["name"])
         if w and w != t:
             diff = [f for f in ("ne", "type", "sha256") if w[f] != t[f]]
             bad.append(f"tensor {t['name']}: {', '.join(diff)} differ: petrel {[t[f] for f in diff]}, "
-                       f"llama.cpp {[w[f] for f in diff]}")
+                       f"reference {[w[f] for f in diff]}")
     for line in bad[:20]:
         print(line)
     print(f"{argv[1]}: {len(kv)} keys, {len(tensors)} tensors; "
-          f"{'identical to' if not bad else f'{len(bad)} differences from'} llama.cpp's conversion")
+          f"{'identical to' if not bad else f'{len(bad)} differences from'} the reference")
     return 1 if bad else 0
 
 

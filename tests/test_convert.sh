@@ -70,7 +70,7 @@ expect_error "unknown pre-tokenizer" "pre-tokenizer" -- "$TMP/bad" "$TMP/o.gguf"
 broken gemma3; printf '\x0a\xff\xff' > "$TMP/bad/tokenizer.model"
 expect_error "broken tokenizer.model" "tokenizer.model" -- "$TMP/bad" "$TMP/o.gguf"
 expect_error "unknown outtype" "q9_9" -- "$DATA/hf-tiny/llama" "$TMP/o.gguf" --outtype q9_9
-expect_error "an SD checkpoint" "sd_to_gguf" -- "$DATA/sd-tiny-ldm.safetensors" "$TMP/o.gguf"
+expect_error "an SD file that is not safetensors" "ref.json" "header length" -- "$DATA/sd-tiny/ref.json" "$TMP/o.gguf"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
