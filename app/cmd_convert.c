@@ -1,7 +1,7 @@
 /*
  * cmd_convert.c — `petrel convert IN OUT [--outtype T]`: a Hugging Face
- * model folder to GGUF (pt_convert_file does it), as llama.cpp's
- * convert_hf_to_gguf.py would. Progress goes to stderr (one line redrawn
+ * model folder to GGUF, as llama.cpp's convert_hf_to_gguf.py would, or an
+ * SD checkpoint to petrel's image GGUF (pt_convert_file does both). Progress goes to stderr (one line redrawn
  * on a terminal), the sizes to stdout. Ctrl-C stops it and leaves nothing
  * at OUT (exit 130).
  */
@@ -26,9 +26,12 @@ static void usage(FILE *f) {
     fputs("usage: petrel convert [options] IN OUT.gguf\n"
           "Convert a Hugging Face model folder (config.json, *.safetensors, tokenizer.json or\n"
           "tokenizer.model, tokenizer_config.json) of the llama, qwen2, qwen3 or gemma3 family\n"
-          "into a GGUF that petrel and llama.cpp load, with llama.cpp's tensor names and metadata.\n"
+          "into a GGUF that petrel and llama.cpp load, with llama.cpp's tensor names and metadata;\n"
+          "or a Stable Diffusion checkpoint (a diffusers folder or a single-file .safetensors)\n"
+          "into petrel's image GGUF (as tools/sd_to_gguf.py does).\n"
           "  --outtype T     f32, f16 (default), bf16, q8_0, or any `petrel quantize` type\n"
-          "                  (q4_k_m, q6_k, ...: converted to float first, then quantized)\n"
+          "                  (q4_k_m, q6_k, ...: converted to float first, then quantized);\n"
+          "                  image models: f32, f16, q8_0, q4_0\n"
           "  -t, --threads N threads for the quantize step (default: all cores)\n", f);
 }
 

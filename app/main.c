@@ -31,7 +31,7 @@ static void usage(FILE *f) {
           "  list       the downloaded models (size, type, quantization, last used)\n"
           "  rm         delete a downloaded model\n"
           "  quantize   write a GGUF's tensors in another type (like llama-quantize)\n"
-          "  convert    turn a Hugging Face model folder into a GGUF (like convert_hf_to_gguf.py)\n"
+          "  convert    turn a Hugging Face model folder or an SD checkpoint into a GGUF\n"
           "app options:\n"
           "  -m, --model PATH|NAME   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
           "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
