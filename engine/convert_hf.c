@@ -324,10 +324,9 @@ static pt_status need_int(const conv *c, const char *name, int64_t *out, pt_erro
  * each all-lowercase word title-cased unless it is a version or starts
  * with a digit. */
 static void title(const char *dir, char *out, size_t cap) {
-    const char *base = strrchr(dir, '/');
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/') n--;
-    base = dir;
+    const char *base = dir;
     for (size_t i = 0; i + 1 < n; i++)
         if (dir[i] == '/') base = dir + i + 1;
     size_t o = 0;
@@ -412,7 +411,9 @@ static pt_status hparams(conv *c, uint32_t ftype, pt_error *err) {
     c->n_embd = n_embd;
     c->n_ff = n_ff;
     c->head_dim = has_head_dim ? head_dim : c->fam == FAM_GEMMA3 ? 256 : n_embd / c->n_head;
-    cv_json_int(c->config, "vocab_size", &c->n_vocab);
+    if (cv_json_int(c->config, "vocab_size", &c->n_vocab) && (c->n_vocab <= 0 || c->n_vocab > CV_MAX_VOCAB))
+        return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: vocab_size %lld is not in 1..%d", c->dir,
+                       (long long)c->n_vocab, CV_MAX_VOCAB);
 
     key(k, sizeof k, a, "block_count"), cv_kv_u32(kv, k, (uint32_t)n_layer);
     if (c->fam == FAM_GEMMA3 && !n_ctx) n_ctx = 131072;

@@ -50,6 +50,7 @@ void cv_kv_del(cv_kv *l, const char *key);
 /* ---- JSON ---------------------------------------------------------------- */
 
 #define CV_MAX_JSON ((size_t)256 << 20) /* tokenizer.json of big vocabularies: ~20 MB */
+#define CV_MAX_VOCAB (1 << 24)          /* vocab_size accepted (the largest real ones: ~260k) */
 
 /* Read and parse dir/name (name may be NULL: dir is the file). *out NULL
  * and PT_OK when missing and !required. */

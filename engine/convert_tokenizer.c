@@ -171,7 +171,7 @@ static pt_status spm_vocab(const char *dir, const cJSON *tcfg, int64_t n_vocab, 
     st = cv_spm_parse(map, (size_t)size, path, &sp, err);
     munmap((void *)map, (size_t)size);
     if (st) return st;
-    const int64_t n = n_vocab > 0 ? n_vocab : sp.n;
+    const int64_t n = n_vocab > 0 && n_vocab <= CV_MAX_VOCAB ? n_vocab : sp.n;
     bool ok = vocab_init(v, n, -10000.0f);
     for (int64_t i = 0; ok && i < sp.n && i < n; i++) {
         const int32_t t = sp.types[i];
@@ -224,14 +224,14 @@ static pt_status bpe_vocab(const char *dir, const cJSON *tj, int64_t n_vocab, vo
     int64_t max_id = -1, n_entries = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, tv) {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 1e8 || !e->string)
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= CV_MAX_VOCAB || !e->string)
             return pt_fail(err, PT_ERR_FORMAT, "%s/tokenizer.json: vocab entry with a bad id", dir);
         if ((int64_t)e->valuedouble > max_id) max_id = (int64_t)e->valuedouble;
         n_entries++;
     }
     int64_t id;
     cJSON_ArrayForEach(e, added) {
-        if (!cv_json_int(e, "id", &id) || id < 0 || id > 100000000 || !cv_json_str(e, "content"))
+        if (!cv_json_int(e, "id", &id) || id < 0 || id >= CV_MAX_VOCAB || !cv_json_str(e, "content"))
             return pt_fail(err, PT_ERR_FORMAT, "%s/tokenizer.json: added token with a bad id or content", dir);
         if (id > max_id) max_id = id;
         n_entries++;
