@@ -29,8 +29,9 @@ static void usage(FILE *f) {
           "into a GGUF that petrel and llama.cpp load, with llama.cpp's tensor names and metadata;\n"
           "or a Stable Diffusion checkpoint (a diffusers folder or a single-file .safetensors)\n"
           "into petrel's image GGUF (as tools/sd_to_gguf.py does).\n"
-          "  --outtype T     f32, f16 (default), bf16, q8_0, or any `petrel quantize` type\n"
-          "                  (q4_k_m, q6_k, ...: converted to float first, then quantized);\n"
+          "  --outtype T     f32, f16 (default), bf16, q8_0 (as convert_hf_to_gguf.py writes them),\n"
+          "                  or any other `petrel quantize` type (q4_k_m, q6_k, ...: converted\n"
+          "                  to float first, then quantized with llama-quantize's choices);\n"
           "                  image models: f32, f16, q8_0, q4_0\n"
           "  -t, --threads N threads for the quantize step (default: all cores)\n", f);
 }

@@ -11,7 +11,8 @@
  *     name order (as the converter reads them), HF names mapped to GGUF's
  *     (token_embd, blk.N.attn_q, ...; gemma3's four norms per block);
  *   - tensor types: 1-D tensors and *_norm.weight F32, the rest the type
- *     asked for (f32 / f16 / bf16; f16 and bf16 rounded to nearest even);
+ *     asked for (f32 / f16 / bf16 rounded to nearest even; q8_0 with
+ *     ggml's reference quantizer, F16 for rows that are not whole blocks);
  *   - transforms: llama's Q / K rows permuted per head (the rotary pairs
  *     interleaved: row h*D + 2i + j <- row h*D + j*D/2 + i, D the head
  *     dimension), gemma3's norm weights + 1 (in float32), gemma3's token
@@ -23,10 +24,12 @@
  * Differences: general.name is the folder name in title case (the
  *     converter also parses "Org/Name-1.5B-Instruct"-style names into
  *     basename / size_label / finetune, and reads README model cards);
- *     other quantized output types (q8_0, q4_k_m, ...) are written by
- *     converting to the sources' float type first and then running
- *     pt_quantize_file (llama-quantize's choices), where llama.cpp's
- *     converter quantizes q8_0 itself.
+ *     the other quantized output types (q4_k_m, q6_k, ...), which
+ *     llama.cpp's converter does not write, are made by converting to the
+ *     sources' float type first and then running pt_quantize_file
+ *     (llama-quantize's choices).
+ * On the tiny fixtures the f32, f16, bf16 and q8_0 files are byte for byte
+ * the converter's.
  *
  * Streaming: each output row is made from one source row (the permutation
  * picks which), widened to float, transformed and converted, so memory
@@ -255,6 +258,8 @@ static pt_status plan(conv *c, uint32_t float_type, pt_error *err) {
             it->ne[2] = it->ne[3] = 1;
             const bool is_norm = ends_with(it->name, "_norm.weight");
             it->type = it->n_dims <= 1 || is_norm ? PT_TYPE_F32 : float_type;
+            /* q8_0 rows must be whole blocks; the converter falls back to F16 */
+            if (it->type == PT_TYPE_Q8_0 && it->cols % 32) it->type = PT_TYPE_F16;
             if (c->fam == FAM_GEMMA3 && ends_with(t->name, "norm.weight")) it->add = 1.0f;
             if (c->fam == FAM_LLAMA) {
                 if (ends_with(t->name, "q_proj.weight") || ends_with(t->name, "q_proj.bias"))
@@ -561,12 +566,14 @@ static void conv_free(conv *c) {
     cv_kv_free(&c->kv);
 }
 
-/* --outtype: the float types are written directly; a quantized one
- * through a float file and pt_quantize_file. */
+/* --outtype: f32 / f16 / bf16 / q8_0 are written directly (as the
+ * converter does); the other quantized types through a float file and
+ * pt_quantize_file. */
 static bool float_outtype(const char *t, uint32_t *type, uint32_t *ftype) {
     if (!strcasecmp(t, "f32")) *type = PT_TYPE_F32, *ftype = 0;
     else if (!strcasecmp(t, "f16")) *type = PT_TYPE_F16, *ftype = 1;
     else if (!strcasecmp(t, "bf16")) *type = PT_TYPE_BF16, *ftype = 32;
+    else if (!strcasecmp(t, "q8_0")) *type = PT_TYPE_Q8_0, *ftype = 7;
     else return false;
     return true;
 }

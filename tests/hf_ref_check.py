@@ -9,7 +9,8 @@ tools/gen_hf_tiny.py). Standard library only.
 Checked: the same metadata keys in the same order, each with the same
 type and value (strings, scalars, arrays element by element; floats as
 the float32 bits read back); the same tensors in the same order, each
-with the same name, shape (ne), type and sha256 of its data bytes.
+with the same name, shape (ne), type and sha256 of its data bytes; and,
+when the reference records it (file_sha256), the whole file byte for byte.
 Prints every difference (at most 20) and a summary; exit 1 if any.
 """
 
@@ -114,6 +115,10 @@ def main(argv):
             diff = [f for f in ("ne", "type", "sha256") if w[f] != t[f]]
             bad.append(f"tensor {t['name']}: {', '.join(diff)} differ: petrel {[t[f] for f in diff]}, "
                        f"reference {[w[f] for f in diff]}")
+    if "file_sha256" in ref:
+        blob = open(argv[1], "rb").read()
+        if hashlib.sha256(blob).hexdigest() != ref["file_sha256"] or len(blob) != ref["file_size"]:
+            bad.append(f"the whole file differs ({len(blob)} bytes, reference {ref['file_size']})")
     for line in bad[:20]:
         print(line)
     print(f"{argv[1]}: {len(kv)} keys, {len(tensors)} tensors; "

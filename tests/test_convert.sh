@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # test_convert.sh — `petrel convert` on the tiny HF checkpoints of
 # tests/data/hf-tiny (tools/gen_hf_tiny.py):
-#   - each family (llama, qwen2, qwen3, gemma3) to f32 and f16 gives the
-#     GGUF llama.cpp's convert_hf_to_gguf.py wrote from the same folder:
-#     same metadata keys, order, types and values, same tensors, order,
-#     shapes, types and data bytes (tests/hf_ref_check.py against
-#     hf-tiny/<family>/ref-<type>.json);
+#   - each family (llama, qwen2, qwen3, gemma3) to f32, f16 and q8_0 gives
+#     the GGUF llama.cpp's convert_hf_to_gguf.py wrote from the same folder,
+#     byte for byte: same metadata keys, order, types and values, same
+#     tensors, order, shapes, types and data bytes, same file
+#     (tests/hf_ref_check.py against hf-tiny/<family>/ref-<type>.json);
 #   - bf16 and q4_k_m conversions succeed and `petrel info` reads them;
 #   - bad inputs (no folder, no config.json, an unknown architecture, a
 #     tensor whose shape contradicts config.json, a truncated safetensors, a
@@ -19,7 +19,7 @@ DATA=${PETREL_TEST_DATA:?}
 SRC=${PETREL_SOURCE_DIR:-$(dirname "$(dirname "$0")")}
 
 for fam in llama qwen2 qwen3 gemma3; do
-    for t in f32 f16; do
+    for t in f32 f16 q8_0; do
         out=$TMP/$fam-$t.gguf
         expect_exit 0 "$fam $t" -- "$BIN" convert "$DATA/hf-tiny/$fam" "$out" --outtype $t
         if grep -q "($fam, $t)" "$TMP/out"; then ok; else bad "$fam $t: stdout $(cat "$TMP/out")"; fi

@@ -11,11 +11,12 @@ For each family, under tests/data/hf-tiny/<family>/:
       written by transformers' save_pretrained from a float32 model whose
       weights are drawn from a seeded generator (scaled so the logits are
       not all near-ties)
-  ref-f32.json, ref-f16.json
+  ref-f32.json, ref-f16.json, ref-q8_0.json
       what llama.cpp's convert_hf_to_gguf.py (llama-cpp-python 0.3.36's
-      vendored copy) writes for --outtype f32 / f16: every metadata key
-      with its type and value, every tensor's name, ne (ggml order), type
-      and sha256 of its data bytes, in file order
+      vendored copy) writes for --outtype f32 / f16 / q8_0: every metadata
+      key with its type and value, every tensor's name, ne (ggml order),
+      type and sha256 of its data bytes, in file order, and the sha256 and
+      size of the whole file
   logits
       transformers' logits at every position of three prompts of seeded
       random token ids (lengths 1, 7, 33; tools/fixture_io.py's format,
@@ -39,7 +40,7 @@ numpy and the llama-cpp-python sdist (its vendor/llama.cpp; the path is
 taken from $LLAMA_CPP_DIR, else ~/.cache/petrel-bench/llama-cpp-python-0.3.36/
 vendor/llama.cpp). Never run in CI; the outputs are committed.
 
-Run from the repository root:  python3 tools/gen_hf_tiny.py [FAMILY...]
+Run from the repository root:  python3 tools/gen_hf_tiny.py [--refs-only] [FAMILY...]
 """
 
 import hashlib
@@ -229,6 +230,7 @@ def pick_prompts(model, n_vocab, seed):
 # ---- llama.cpp's converter and its reference --------------------------------
 
 PRE_NAMES = {"llama": "llama-bpe", "qwen2": "qwen2", "qwen3": "qwen2"}
+OUTTYPES = ("f32", "f16", "q8_0")
 
 
 def run_converter(folder, out, outtype, family):
@@ -275,7 +277,9 @@ def reference(path):
         kv.append(entry)
     tensors = [{"name": t.name, "ne": [int(x) for x in t.shape], "type": t.tensor_type.name,
                 "sha256": hashlib.sha256(bytes(t.data.tobytes())).hexdigest()} for t in r.tensors]
-    return {"kv": kv, "tensors": tensors}
+    with open(path, "rb") as f:
+        whole = f.read()
+    return {"kv": kv, "tensors": tensors, "file_sha256": hashlib.sha256(whole).hexdigest(), "file_size": len(whole)}
 
 
 def build(family):
@@ -312,19 +316,31 @@ def build(family):
         prompts = pick_prompts(model, n_vocab, spec["seed"])
         fixture_io.write_logits(os.path.join(folder, "logits"), n_vocab, prompts)
 
-        for outtype in ("f32", "f16"):
-            out = os.path.join(tmp, f"{family}-{outtype}.gguf")
-            run_converter(folder, out, outtype, family)
-            with open(os.path.join(folder, f"ref-{outtype}.json"), "w", encoding="utf-8") as f:
-                json.dump(reference(out), f, indent=0, ensure_ascii=False)
-                f.write("\n")
+        write_refs(family, folder, tmp)
     print(f"{family}: vocab {n_vocab}, files {sorted(os.listdir(folder))}")
 
 
+def write_refs(family, folder, tmp):
+    for outtype in OUTTYPES:
+        out = os.path.join(tmp, f"{family}-{outtype}.gguf")
+        run_converter(folder, out, outtype, family)
+        with open(os.path.join(folder, f"ref-{outtype}.json"), "w", encoding="utf-8") as f:
+            json.dump(reference(out), f, indent=0, ensure_ascii=False)
+            f.write("\n")
+
+
 def main():
-    fams = sys.argv[1:] or list(FAMILIES)
+    """gen_hf_tiny.py [--refs-only] [FAMILY...]: --refs-only keeps the
+    committed folders and only rewrites their ref-*.json."""
+    args = sys.argv[1:]
+    refs_only = "--refs-only" in args
+    fams = [a for a in args if a != "--refs-only"] or list(FAMILIES)
     for fam in fams:
-        build(fam)
+        if refs_only:
+            with tempfile.TemporaryDirectory() as tmp:
+                write_refs(fam, os.path.join(OUT, fam), tmp)
+        else:
+            build(fam)
 
 
 if __name__ == "__main__":

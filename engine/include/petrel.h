@@ -836,10 +836,11 @@ typedef void (*pt_convert_progress_fn)(void *user, const pt_convert_progress *p)
 /* Versioned like pt_model_params (first field `size`, fields appended). */
 typedef struct pt_convert_params {
     size_t size;              /* sizeof(pt_convert_params), set by the defaults */
-    /* "f32", "f16" (NULL: this), "bf16", or any type pt_quantize_file
-     * takes ("q8_0", "q4_k_m", ...; case-insensitive): those are written
-     * as the sources' float type first, then quantized with
-     * llama-quantize's choices. */
+    /* "f32", "f16" (NULL: this), "bf16", "q8_0" (as llama.cpp's
+     * converter writes them), or any other type pt_quantize_file takes
+     * ("q4_k_m", "q6_k", ...; case-insensitive): those are written as the
+     * sources' float type first, then quantized with llama-quantize's
+     * choices. Image models: "f32", "f16", "q8_0", "q4_0". */
     const char *outtype;
     int n_threads;            /* for the quantize step (<= 0: a core each) */
     pt_convert_progress_fn progress; /* NULL: none */
