@@ -36,7 +36,7 @@ for fam in llama qwen2 qwen3 gemma3; do
         # the prompt is echoed, then the continuation
         text=$(tr -d '\n' <"$TMP/gen")
         if [ "${#text}" -gt "${#prompt}" ]; then ok; else bad "$fam $t: no continuation: '$text'"; fi
-        echo "$fam $t: $(head -c 120 "$TMP/gen" | tr '\n' ' ')"
+        echo "$fam $t: $(head -c 120 "$TMP/gen" | LC_ALL=C tr -c '[:print:]' '.')"
     done
 done
 
