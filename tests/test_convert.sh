@@ -6,6 +6,8 @@
 #     byte for byte: same metadata keys, order, types and values, same
 #     tensors, order, shapes, types and data bytes, same file
 #     (tests/hf_ref_check.py against hf-tiny/<family>/ref-<type>.json);
+#   - petrel's tokenizer on the converted llama/qwen2/qwen3 files gives
+#     transformers' ids for the texts of hf-tiny/<family>/tokens.json;
 #   - bf16 and q4_k_m conversions succeed and `petrel info` reads them;
 #   - bad inputs (no folder, no config.json, an unknown architecture, a
 #     tensor whose shape contradicts config.json, a truncated safetensors, a
@@ -27,6 +29,20 @@ for fam in llama qwen2 qwen3 gemma3; do
         [ -e "$out.tmp" ] && bad "$fam $t: $out.tmp left behind" || ok
     done
 done
+# the converted vocabulary tokenizes as transformers does on the original
+# folder (hf-tiny/<family>/tokens.json; gemma3 once the engine runs it)
+for fam in llama qwen2 qwen3; do
+    n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$DATA/hf-tiny/$fam/tokens.json")
+    for ((i = 0; i < n; i++)); do
+        text=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[int(sys.argv[2])]["text"], end="")' \
+            "$DATA/hf-tiny/$fam/tokens.json" $i)
+        want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[int(sys.argv[2])]["ids"])' \
+            "$DATA/hf-tiny/$fam/tokens.json" $i)
+        expect_exit 0 "tokenize $fam $i" -- "$BIN" tokenize --ids -m "$TMP/$fam-f32.gguf" "$text"
+        [ "$(cat "$TMP/out")" = "$want" ] && ok || bad "$fam text $i: petrel $(cat "$TMP/out"), transformers $want"
+    done
+done
+
 for t in bf16 q4_k_m; do
     expect_exit 0 "qwen2 $t" -- "$BIN" convert "$DATA/hf-tiny/qwen2" "$TMP/q-$t.gguf" --outtype $t
     expect_exit 0 "info on qwen2 $t" -- "$BIN" info "$TMP/q-$t.gguf"

@@ -17,6 +17,9 @@ For each family, under tests/data/hf-tiny/<family>/:
       key with its type and value, every tensor's name, ne (ggml order),
       type and sha256 of its data bytes, in file order, and the sha256 and
       size of the whole file
+  tokens.json
+      transformers' token ids for a few texts (the tokenizer's special
+      tokens added), to check the converted vocabulary tokenizes the same
   logits
       transformers' logits at every position of three prompts of seeded
       random token ids (lengths 1, 7, 33; tools/fixture_io.py's format,
@@ -320,7 +323,27 @@ def build(family):
     print(f"{family}: vocab {n_vocab}, files {sorted(os.listdir(folder))}")
 
 
+TOKEN_TEXTS = [
+    "Hello world, it's 1234 café!",
+    "The quick brown fox jumps over the lazy dog.\n\n  Indented\tline 3.14",
+    "Ünïcödé naïve 日本語 I've been 'told he's there, 'RE you sure?",
+    "What is the capital of France? Paris is the capital of France.",
+]
+
+
+def write_tokens(folder):
+    """tokens.json: transformers' ids for TOKEN_TEXTS (special tokens added
+    as the tokenizer adds them), for `petrel tokenize` on the conversion."""
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(folder)
+    cases = [{"text": t, "ids": tok.encode(t, add_special_tokens=True)} for t in TOKEN_TEXTS]
+    with open(os.path.join(folder, "tokens.json"), "w", encoding="utf-8") as f:
+        json.dump(cases, f, indent=0, ensure_ascii=False)
+        f.write("\n")
+
+
 def write_refs(family, folder, tmp):
+    write_tokens(folder)
     for outtype in OUTTYPES:
         out = os.path.join(tmp, f"{family}-{outtype}.gguf")
         run_converter(folder, out, outtype, family)
