@@ -7,7 +7,9 @@
 # each file: it must exit 0 and print a continuation after the prompt. The
 # weights are random, so the text is not checked, only that llama.cpp
 # accepted the file's metadata, tokenizer and every tensor's shape and type
-# and ran the graph (gemma3 too: sliding-window layers and all).
+# and ran the graph (gemma3 too: sliding-window layers and all). On the
+# f32 conversions of llama/qwen2/qwen3 petrel's greedy continuation must
+# be llama.cpp's.
 set -u
 CLI_LIB_NO_MODEL=1
 . "$(dirname "$0")/cli_lib.sh"
@@ -38,6 +40,20 @@ for fam in llama qwen2 qwen3 gemma3; do
         if [ "${#text}" -gt "${#prompt}" ]; then ok; else bad "$fam $t: no continuation: '$text'"; fi
         echo "$fam $t: $(head -c 120 "$TMP/gen" | LC_ALL=C tr -c '[:print:]' '.')"
     done
+done
+
+# the f32 conversions: llama.cpp and petrel continue the prompt greedily
+# with the same tokens (compared as their letters, digits and spaces: the
+# two print undecodable byte tokens differently)
+alnum() { LC_ALL=C tr -cd 'A-Za-z0-9 '; }
+for fam in llama qwen2 qwen3; do
+    out=$TMP/$fam-f32.gguf
+    expect_exit 0 "convert $fam f32" -- "$BIN" convert "$DATA/hf-tiny/$fam" "$out" --outtype f32
+    ll=$("$SIMPLE" -m "$out" -n 12 "$prompt" 2>/dev/null | alnum)
+    ll=${ll#beginoftext}
+    ll=${ll#"$prompt"}
+    pt=$("$BIN" run -m "$out" -p "$prompt" -n 12 --temp 0 2>/dev/null | alnum)
+    if [ -n "$ll" ] && [ "$ll" = "$pt" ]; then ok; else bad "$fam f32 greedy: llama.cpp '$ll', petrel '$pt'"; fi
 done
 
 echo "$passed passed, $failed failed"
