@@ -88,5 +88,15 @@ expect_error "broken tokenizer.model" "tokenizer.model" -- "$TMP/bad" "$TMP/o.gg
 expect_error "unknown outtype" "q9_9" -- "$DATA/hf-tiny/llama" "$TMP/o.gguf" --outtype q9_9
 expect_error "an SD file that is not safetensors" "ref.json" "header length" -- "$DATA/sd-tiny/ref.json" "$TMP/o.gguf"
 
+# usage
+expect_exit 2 "no arguments" -- "$BIN" convert
+grep -q "usage: petrel convert" "$TMP/err" && ok || bad "no usage on stderr without arguments"
+expect_exit 0 "--help" -- "$BIN" convert --help
+grep -q "usage: petrel convert" "$TMP/out" && ok || bad "no usage on --help"
+expect_exit 2 "unknown option" -- "$BIN" convert --frobnicate a b
+one_line_error "unknown option"
+expect_exit 2 "three paths" -- "$BIN" convert a b c
+one_line_error "three paths"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
