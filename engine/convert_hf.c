@@ -1,5 +1,5 @@
 /*
- * convert_hf.c — pt_convert_file for a Hugging Face model folder: config.json,
+ * convert_hf.c — the conversion of a Hugging Face model folder: config.json,
  * model.safetensors or shards with model.safetensors.index.json, and the
  * tokenizer files, to the GGUF llama.cpp's convert_hf_to_gguf.py writes
  * (llama-cpp-python 0.3.36's copy; conversion/base.py, llama.py, qwen.py,
@@ -19,8 +19,8 @@
  *     embedding cut to the tokenizer's vocabulary;
  *   - metadata: general.architecture / type / name / size_label, the
  *     {arch}.* hyperparameters in the converter's order and types,
- *     general.file_type and general.quantization_version, then tokenizer.*
- *     (convert_tokenizer.c).
+ *     general.file_type and general.quantization_version
+ *     (convert_hparams.c), then tokenizer.* (convert_tokenizer.c).
  * Differences: general.name is the folder name in title case (the
  *     converter also parses "Org/Name-1.5B-Instruct"-style names into
  *     basename / size_label / finetune, and reads README model cards);
@@ -53,22 +53,18 @@
 #include "safetensors.h"
 #include "status.h"
 
-#define GGML_QNT_VERSION 2
-
-typedef enum family { FAM_LLAMA, FAM_QWEN2, FAM_QWEN3, FAM_GEMMA3 } family;
-
 static const struct {
     const char *hf, *arch;
-    family fam;
+    cv_family fam;
 } ARCHS[] = {
-    {"LlamaForCausalLM", "llama", FAM_LLAMA},
-    {"Qwen2ForCausalLM", "qwen2", FAM_QWEN2},
-    {"Qwen3ForCausalLM", "qwen3", FAM_QWEN3},
-    {"Gemma3ForCausalLM", "gemma3", FAM_GEMMA3},
+    {"LlamaForCausalLM", "llama", CV_LLAMA},
+    {"Qwen2ForCausalLM", "qwen2", CV_QWEN2},
+    {"Qwen3ForCausalLM", "qwen3", CV_QWEN3},
+    {"Gemma3ForCausalLM", "gemma3", CV_GEMMA3},
 };
 
 /* One output tensor. */
-typedef struct item {
+typedef struct cv_item {
     const st_tensor *src;
     char name[96];
     uint32_t type;       /* enum pt_type out */
@@ -79,24 +75,6 @@ typedef struct item {
     float add;           /* gemma3 norms: 1 */
 } item;
 
-typedef struct conv {
-    const char *dir;
-    family fam;
-    const char *arch;
-    cJSON *config;
-    st_file **shards;
-    int n_shards;
-    item *items;
-    int n_items;
-    int64_t n_params;
-    cv_kv kv;
-    /* hyperparameters the tensors need */
-    int64_t n_head, n_head_kv, n_vocab_tok, n_embd, n_ff, head_dim, n_vocab;
-} conv;
-
-pt_convert_params pt_convert_default_params(void) {
-    return (pt_convert_params){.size = sizeof(pt_convert_params)};
-}
 
 static bool ends_with(const char *s, const char *suffix) {
     const size_t n = strlen(s), m = strlen(suffix);
@@ -111,7 +89,7 @@ static int str_cmp(const void *a, const void *b) {
 
 /* The safetensors files, in the order the converter reads them: the ones
  * the index names (sorted), else model.safetensors. */
-static pt_status open_shards(conv *c, pt_error *err) {
+static pt_status open_shards(cv_hf *c, pt_error *err) {
     cJSON *index = NULL;
     pt_status st = cv_json_load(c->dir, "model.safetensors.index.json", false, &index, err);
     if (st) return st;
@@ -165,7 +143,7 @@ static pt_status open_shards(conv *c, pt_error *err) {
 /* ---- names -------------------------------------------------------------------- */
 
 /* HF name -> GGUF name; false for tensors the model does not have. */
-static bool map_name(const conv *c, const char *hf, char *out, size_t cap) {
+static bool map_name(const cv_hf *c, const char *hf, char *out, size_t cap) {
     static const struct { const char *hf, *gguf; } TOP[] = {
         {"model.embed_tokens.weight", "token_embd.weight"},
         {"model.norm.weight", "output_norm.weight"},
@@ -199,8 +177,8 @@ static bool map_name(const conv *c, const char *hf, char *out, size_t cap) {
         const char *suffix = rest + n;
         if (strcmp(suffix, ".weight") != 0 && strcmp(suffix, ".bias") != 0) continue;
         const char *g = BLK[i].gguf;
-        if (!g) g = c->fam == FAM_GEMMA3 ? "post_attention_norm" : "ffn_norm";
-        if (c->fam != FAM_GEMMA3 && (!strcmp(BLK[i].hf, "pre_feedforward_layernorm") ||
+        if (!g) g = c->fam == CV_GEMMA3 ? "post_attention_norm" : "ffn_norm";
+        if (c->fam != CV_GEMMA3 && (!strcmp(BLK[i].hf, "pre_feedforward_layernorm") ||
                                      !strcmp(BLK[i].hf, "post_feedforward_layernorm")))
             return false;
         return snprintf(out, cap, "blk.%u.%s%s", layer, g, suffix) < (int)cap;
@@ -210,9 +188,9 @@ static bool map_name(const conv *c, const char *hf, char *out, size_t cap) {
 
 /* ---- tensors -------------------------------------------------------------------- */
 
-static bool expected_shape(const conv *c, const char *gguf, int64_t *rows, int64_t *cols);
+static bool expected_shape(const cv_hf *c, const char *gguf, int64_t *rows, int64_t *cols);
 
-static pt_status plan(conv *c, uint32_t float_type, pt_error *err) {
+static pt_status plan(cv_hf *c, uint32_t float_type, pt_error *err) {
     int total = 0;
     for (int s = 0; s < c->n_shards; s++) total += (int)c->shards[s]->n_tensors;
     c->items = calloc((size_t)total + 1, sizeof *c->items);
@@ -250,7 +228,7 @@ static pt_status plan(conv *c, uint32_t float_type, pt_error *err) {
             it->n_dims = t->n_dims;
             it->cols = t->shape[t->n_dims - 1];
             it->rows = t->n_dims == 2 ? t->shape[0] : 1;
-            if (c->fam == FAM_GEMMA3 && !strcmp(it->name, "token_embd.weight") && c->n_vocab_tok > 0 &&
+            if (c->fam == CV_GEMMA3 && !strcmp(it->name, "token_embd.weight") && c->n_vocab_tok > 0 &&
                 c->n_vocab_tok < it->rows)
                 it->rows = c->n_vocab_tok; /* out-of-vocabulary rows dropped */
             it->ne[0] = it->cols;
@@ -260,8 +238,8 @@ static pt_status plan(conv *c, uint32_t float_type, pt_error *err) {
             it->type = it->n_dims <= 1 || is_norm ? PT_TYPE_F32 : float_type;
             /* q8_0 rows must be whole blocks; the converter falls back to F16 */
             if (it->type == PT_TYPE_Q8_0 && it->cols % 32) it->type = PT_TYPE_F16;
-            if (c->fam == FAM_GEMMA3 && ends_with(t->name, "norm.weight")) it->add = 1.0f;
-            if (c->fam == FAM_LLAMA) {
+            if (c->fam == CV_GEMMA3 && ends_with(t->name, "norm.weight")) it->add = 1.0f;
+            if (c->fam == CV_LLAMA) {
                 if (ends_with(t->name, "q_proj.weight") || ends_with(t->name, "q_proj.bias"))
                     it->perm_heads = (int)c->n_head;
                 if (ends_with(t->name, "k_proj.weight") || ends_with(t->name, "k_proj.bias"))
@@ -284,7 +262,7 @@ static pt_status plan(conv *c, uint32_t float_type, pt_error *err) {
 
 /* The HF shape [rows, cols] (cols 0: 1-D of rows) config.json implies for
  * a GGUF name, false for names without a rule. */
-static bool expected_shape(const conv *c, const char *gguf, int64_t *rows, int64_t *cols) {
+static bool expected_shape(const cv_hf *c, const char *gguf, int64_t *rows, int64_t *cols) {
     const char *dot = strncmp(gguf, "blk.", 4) == 0 ? strchr(gguf + 4, '.') : NULL;
     const char *n = dot ? dot + 1 : gguf;
     const int64_t e = c->n_embd, q = c->n_head * c->head_dim, kv = c->n_head_kv * c->head_dim;
@@ -312,169 +290,6 @@ static int64_t src_row(const item *it, int64_t r) {
     return h * d + j * half + i;
 }
 
-/* ---- hyperparameters ------------------------------------------------------------ */
-
-static void key(char *buf, size_t cap, const char *arch, const char *suffix) {
-    snprintf(buf, cap, "%s.%s", arch, suffix);
-}
-
-/* A config integer that must be present and positive. */
-static pt_status need_int(const conv *c, const char *name, int64_t *out, pt_error *err) {
-    if (!cv_json_int(c->config, name, out) || *out <= 0 || *out > (int64_t)1 << 40)
-        return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: %s missing or not a positive integer", c->dir, name);
-    return PT_OK;
-}
-
-/* id_to_title of gguf-py's metadata.py: words split at '-' and spaces,
- * each all-lowercase word title-cased unless it is a version or starts
- * with a digit. */
-static void title(const char *dir, char *out, size_t cap) {
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/') n--;
-    const char *base = dir;
-    for (size_t i = 0; i + 1 < n; i++)
-        if (dir[i] == '/') base = dir + i + 1;
-    size_t o = 0;
-    const char *end = dir + n;
-    for (const char *p = base; p < end && o + 2 < cap;) {
-        while (p < end && (*p == '-' || *p == ' ')) p++;
-        const char *w = p;
-        while (p < end && *p != '-' && *p != ' ') p++;
-        if (p == w) break;
-        bool lower = false, upper = false;
-        for (const char *q = w; q < p; q++) lower |= *q >= 'a' && *q <= 'z', upper |= *q >= 'A' && *q <= 'Z';
-        const bool digit = *w >= '0' && *w <= '9';
-        const bool version = *w == 'v' && p - w > 1 && w[1] >= '0' && w[1] <= '9';
-        const bool tc = lower && !upper && !digit && !version;
-        if (o) out[o++] = ' ';
-        bool start = true;
-        for (const char *q = w; q < p && o + 1 < cap; q++) {
-            char ch = *q;
-            const bool alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
-            if (tc && alpha && start) ch = (char)(ch - 'a' + 'A');
-            start = !alpha; /* str.title(): a letter after a non-letter starts a word */
-            out[o++] = ch;
-        }
-    }
-    out[o] = 0;
-}
-
-/* model_weight_count_rounded_notation(n, min_digits=2) of gguf-py */
-static void size_label(int64_t n, char *out, size_t cap) {
-    double x;
-    const char *suf;
-    if (n > 1e12) x = (double)n * 1e-12, suf = "T";
-    else if (n > 1e9) x = (double)n * 1e-9, suf = "B";
-    else if (n > 1e6) x = (double)n * 1e-6, suf = "M";
-    else x = (double)n * 1e-3, suf = "K";
-    char whole[32];
-    snprintf(whole, sizeof whole, "%.0f", nearbyint(x)); /* Python's round: half to even */
-    const char *w = whole;
-    while (*w == '0') w++;
-    int fix = 2 - (int)strlen(w);
-    if (fix < 0) fix = 0;
-    snprintf(out, cap, "%.*f%s", fix, x, suf);
-}
-
-static double rope_theta(const cJSON *cfg, const char *layer_type, bool *found) {
-    const cJSON *rp = cv_json_obj(cfg, "rope_parameters");
-    const cJSON *sub = layer_type ? cv_json_obj(rp, layer_type) : NULL;
-    double v;
-    *found = true;
-    if (sub && cv_json_num(sub, "rope_theta", &v)) return v;
-    if (layer_type && !strcmp(layer_type, "sliding_attention")) {
-        *found = false;
-        return 0;
-    }
-    if (rp && !sub && cv_json_num(rp, "rope_theta", &v)) return v;
-    if (cv_json_num(cfg, "rope_theta", &v)) return v;
-    *found = false;
-    return 0;
-}
-
-static pt_status hparams(conv *c, uint32_t ftype, pt_error *err) {
-    cv_kv *kv = &c->kv;
-    const char *a = c->arch;
-    char k[96];
-    int64_t n_layer, n_ctx = 0, n_embd, n_ff, head_dim = 0, v;
-    double d;
-    bool found;
-    pt_status st;
-    if ((st = need_int(c, "num_hidden_layers", &n_layer, err)) || (st = need_int(c, "hidden_size", &n_embd, err)) ||
-        (st = need_int(c, "intermediate_size", &n_ff, err)) ||
-        (st = need_int(c, "num_attention_heads", &c->n_head, err)))
-        return st;
-    c->n_head_kv = c->n_head;
-    if (cv_json_int(c->config, "num_key_value_heads", &v)) {
-        if (v <= 0 || c->n_head % v)
-            return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: num_key_value_heads %lld does not divide %lld heads",
-                           c->dir, (long long)v, (long long)c->n_head);
-        c->n_head_kv = v;
-    }
-    cv_json_int(c->config, "max_position_embeddings", &n_ctx);
-    const bool has_head_dim = cv_json_int(c->config, "head_dim", &head_dim) && head_dim > 0;
-    c->n_embd = n_embd;
-    c->n_ff = n_ff;
-    c->head_dim = has_head_dim ? head_dim : c->fam == FAM_GEMMA3 ? 256 : n_embd / c->n_head;
-    if (cv_json_int(c->config, "vocab_size", &c->n_vocab) && (c->n_vocab <= 0 || c->n_vocab > CV_MAX_VOCAB))
-        return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: vocab_size %lld is not in 1..%d", c->dir,
-                       (long long)c->n_vocab, CV_MAX_VOCAB);
-
-    key(k, sizeof k, a, "block_count"), cv_kv_u32(kv, k, (uint32_t)n_layer);
-    if (c->fam == FAM_GEMMA3 && !n_ctx) n_ctx = 131072;
-    if (n_ctx > 0) key(k, sizeof k, a, "context_length"), cv_kv_u32(kv, k, (uint32_t)n_ctx);
-    key(k, sizeof k, a, "embedding_length"), cv_kv_u32(kv, k, (uint32_t)n_embd);
-    key(k, sizeof k, a, "feed_forward_length"), cv_kv_u32(kv, k, (uint32_t)n_ff);
-    key(k, sizeof k, a, "attention.head_count"), cv_kv_u32(kv, k, (uint32_t)c->n_head);
-    key(k, sizeof k, a, "attention.head_count_kv"), cv_kv_u32(kv, k, (uint32_t)c->n_head_kv);
-    const double theta = rope_theta(c->config, "full_attention", &found);
-    if (found) key(k, sizeof k, a, "rope.freq_base"), cv_kv_f32(kv, k, (float)theta);
-    const double theta_swa = rope_theta(c->config, "sliding_attention", &found);
-    if (found) key(k, sizeof k, a, "rope.freq_base_swa"), cv_kv_f32(kv, k, (float)theta_swa);
-    if (cv_json_num(c->config, "rms_norm_eps", &d))
-        key(k, sizeof k, a, "attention.layer_norm_rms_epsilon"), cv_kv_f32(kv, k, (float)d);
-    if (has_head_dim) {
-        key(k, sizeof k, a, "attention.key_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
-        key(k, sizeof k, a, "attention.value_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
-    }
-    cv_kv_u32(kv, "general.file_type", ftype);
-    if (c->fam == FAM_LLAMA) {
-        int64_t n_vocab = 0;
-        cv_json_int(c->config, "vocab_size", &n_vocab);
-        key(k, sizeof k, a, "vocab_size"), cv_kv_u32(kv, k, (uint32_t)n_vocab);
-        const int64_t rot = has_head_dim ? head_dim : n_embd / c->n_head;
-        key(k, sizeof k, a, "rope.dimension_count"), cv_kv_u32(kv, k, (uint32_t)rot);
-        const cJSON *rp = cv_json_obj(c->config, "rope_parameters");
-        if (!rp) rp = cv_json_obj(c->config, "rope_scaling");
-        const char *rt = cv_json_str(rp, "rope_type");
-        if (rt && strcmp(rt, "default") != 0)
-            return pt_fail(err, PT_ERR_UNSUPPORTED, "%s/config.json: rope type '%.40s' is not converted yet", c->dir, rt);
-    }
-    if (c->fam == FAM_GEMMA3) {
-        /* Gemma3Model.set_gguf_parameters re-sets these (same values, or
-         * its defaults where config.json lacks them) */
-        if (!has_head_dim) head_dim = 256;
-        key(k, sizeof k, a, "attention.key_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
-        key(k, sizeof k, a, "attention.value_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
-        if (!cv_kv_get(kv, "gemma3.rope.freq_base")) cv_kv_f32(kv, "gemma3.rope.freq_base", 1000000.0f);
-        if (!cv_kv_get(kv, "gemma3.attention.layer_norm_rms_epsilon"))
-            cv_kv_f32(kv, "gemma3.attention.layer_norm_rms_epsilon", 1e-6f);
-        if (cv_json_num(c->config, "final_logit_softcapping", &d) && d != 0)
-            cv_kv_f32(kv, "gemma3.final_logit_softcapping", (float)d);
-        int64_t pattern = 0, window;
-        if (!(cv_json_int(c->config, "sliding_window_pattern", &pattern) && pattern == 1)) {
-            if (!cv_json_int(c->config, "sliding_window", &window) || window <= 0)
-                return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: sliding_window missing", c->dir);
-            cv_kv_u32(kv, "gemma3.attention.sliding_window", (uint32_t)window);
-        }
-        double cap;
-        if (cv_json_num(c->config, "attn_logit_softcapping", &cap))
-            return pt_fail(err, PT_ERR_UNSUPPORTED, "%s/config.json: attn_logit_softcapping is not Gemma 3's", c->dir);
-    }
-    cv_kv_u32(kv, "general.quantization_version", GGML_QNT_VERSION);
-    return PT_OK;
-}
-
 /* ---- writing ---------------------------------------------------------------- */
 
 typedef struct write_ctx {
@@ -482,7 +297,7 @@ typedef struct write_ctx {
     uint64_t done, total;
 } write_ctx;
 
-static void report(write_ctx *w, const conv *c, int i, const char *stage) {
+static void report(write_ctx *w, const cv_hf *c, int i, const char *stage) {
     if (!w->p->progress) return;
     const pt_convert_progress pr = {
         .stage = stage,
@@ -496,7 +311,7 @@ static void report(write_ctx *w, const conv *c, int i, const char *stage) {
     w->p->progress(w->p->progress_user, &pr);
 }
 
-static pt_status write_tensor(conv *c, write_ctx *w, pt_gguf_writer *gw, int i, float *x, uint8_t *row,
+static pt_status write_tensor(cv_hf *c, write_ctx *w, pt_gguf_writer *gw, int i, float *x, uint8_t *row,
                               pt_error *err) {
     const item *it = &c->items[i];
     const st_tensor *t = it->src;
@@ -523,7 +338,7 @@ static pt_status write_tensor(conv *c, write_ctx *w, pt_gguf_writer *gw, int i, 
     return pt_gguf_writer_end_tensor(gw, err);
 }
 
-static pt_status write_file(conv *c, const char *out, const pt_convert_params *p, uint64_t *bytes, pt_error *err) {
+static pt_status write_file(cv_hf *c, const char *out, const pt_convert_params *p, uint64_t *bytes, pt_error *err) {
     pt_gguf_out_tensor *ti = calloc((size_t)c->n_items + 1, sizeof *ti);
     if (!ti) return pt_fail(err, PT_ERR_NOMEM, "out of memory");
     int64_t max_cols = 1;
@@ -558,7 +373,7 @@ static pt_status write_file(conv *c, const char *out, const pt_convert_params *p
 
 /* ---- the entry point ------------------------------------------------------------ */
 
-static void conv_free(conv *c) {
+static void hf_free(cv_hf *c) {
     for (int s = 0; s < c->n_shards; s++) st_close(c->shards[s]);
     free(c->shards);
     free(c->items);
@@ -566,21 +381,9 @@ static void conv_free(conv *c) {
     cv_kv_free(&c->kv);
 }
 
-/* --outtype: f32 / f16 / bf16 / q8_0 are written directly (as the
- * converter does); the other quantized types through a float file and
- * pt_quantize_file. */
-static bool float_outtype(const char *t, uint32_t *type, uint32_t *ftype) {
-    if (!strcasecmp(t, "f32")) *type = PT_TYPE_F32, *ftype = 0;
-    else if (!strcasecmp(t, "f16")) *type = PT_TYPE_F16, *ftype = 1;
-    else if (!strcasecmp(t, "bf16")) *type = PT_TYPE_BF16, *ftype = 32;
-    else if (!strcasecmp(t, "q8_0")) *type = PT_TYPE_Q8_0, *ftype = 7;
-    else return false;
-    return true;
-}
-
-static pt_status convert_hf(const char *dir, const char *out, const pt_convert_params *p, uint32_t type,
+pt_status cv_convert_hf(const char *dir, const char *out, const pt_convert_params *p, uint32_t type,
                             uint32_t ftype, pt_convert_result *res, pt_error *err) {
-    conv c = {.dir = dir};
+    cv_hf c = {.dir = dir};
     pt_status st = cv_json_load(dir, "config.json", true, &c.config, err);
     const cJSON *archs = st ? NULL : cv_json_arr(c.config, "architectures");
     const cJSON *a0 = archs ? cJSON_GetArrayItem(archs, 0) : NULL;
@@ -598,17 +401,17 @@ static pt_status convert_hf(const char *dir, const char *out, const pt_convert_p
     if (!st) {
         cv_kv_cstr(&c.kv, "general.architecture", c.arch);
         cv_kv_cstr(&c.kv, "general.type", "model");
-        title(dir, name, sizeof name);
+        cv_general_name(dir, name, sizeof name);
         cv_kv_cstr(&c.kv, "general.name", name);
         cv_kv_cstr(&c.kv, "general.size_label", ""); /* set once the tensors are counted */
-        st = hparams(&c, ftype, err);
+        st = cv_hf_hparams(&c, ftype, err);
     }
     int64_t n_vocab = 0, n_tokens = 0;
     if (!st) {
         cv_json_int(c.config, "vocab_size", &n_vocab);
         /* llama and gemma3 read tokenizer.model first, as the converter does */
-        st = cv_tokenizer(&c.kv, dir, c.config, n_vocab, c.fam == FAM_LLAMA || c.fam == FAM_GEMMA3, &n_tokens, err);
-        if (c.fam == FAM_GEMMA3 && cv_kv_get(&c.kv, "tokenizer.ggml.scores"))
+        st = cv_tokenizer(&c.kv, dir, c.config, n_vocab, c.fam == CV_LLAMA || c.fam == CV_GEMMA3, &n_tokens, err);
+        if (c.fam == CV_GEMMA3 && cv_kv_get(&c.kv, "tokenizer.ggml.scores"))
             cv_kv_bool(&c.kv, "tokenizer.ggml.add_space_prefix", false);
         c.n_vocab_tok = n_tokens;
     }
@@ -616,7 +419,7 @@ static pt_status convert_hf(const char *dir, const char *out, const pt_convert_p
     if (!st) st = plan(&c, type, err);
     if (!st && !c.n_items) st = pt_fail(err, PT_ERR_FORMAT, "%s: no tensors", dir);
     if (!st) {
-        size_label(c.n_params, label, sizeof label);
+        cv_size_label(c.n_params, label, sizeof label);
         cv_kv_cstr(&c.kv, "general.size_label", label);
         if (c.kv.oom) st = pt_fail(err, PT_ERR_NOMEM, "out of memory");
     }
@@ -627,14 +430,14 @@ static pt_status convert_hf(const char *dir, const char *out, const pt_convert_p
         for (int s = 0; s < c.n_shards; s++) res->in_bytes += c.shards[s]->size;
         st = write_file(&c, out, p, &res->out_file_bytes, err);
     }
-    conv_free(&c);
+    hf_free(&c);
     return st;
 }
 
 /* The widest float type of the sources' matrices (the intermediate file of
  * a quantized conversion loses nothing). */
-static pt_status source_float_type(const char *dir, uint32_t *type, pt_error *err) {
-    conv c = {.dir = dir};
+pt_status cv_hf_source_type(const char *dir, uint32_t *type, pt_error *err) {
+    cv_hf c = {.dir = dir};
     pt_status st = open_shards(&c, err);
     bool f32 = false, f16 = false, bf16 = false;
     for (int s = 0; !st && s < c.n_shards; s++)
@@ -643,47 +446,6 @@ static pt_status source_float_type(const char *dir, uint32_t *type, pt_error *er
             f32 |= d == ST_F32, f16 |= d == ST_F16, bf16 |= d == ST_BF16;
         }
     *type = f32 || (f16 && bf16) ? PT_TYPE_F32 : f16 ? PT_TYPE_F16 : bf16 ? PT_TYPE_BF16 : PT_TYPE_F32;
-    conv_free(&c);
-    return st;
-}
-
-pt_status pt_convert_file(const char *in, const char *out, const pt_convert_params *params,
-                          pt_convert_result *result, pt_error *err) {
-    pt_convert_result scratch;
-    pt_convert_result *res = result ? result : &scratch;
-    memset(res, 0, sizeof *res);
-    pt_convert_params p = pt_convert_default_params();
-    if (pt_params_overlay(&p, sizeof p, params, "pt_convert_params", err)) return PT_ERR_ARG;
-    if (!in || !*in || !out || !*out) return pt_fail(err, PT_ERR_ARG, "convert: no input or output given");
-    const char *outtype = p.outtype && *p.outtype ? p.outtype : "f16";
-    struct stat sb;
-    if (stat(in, &sb) != 0) return pt_fail(err, PT_ERR_IO, "%s: no such file or folder", in);
-    /* a single file or a diffusers folder (model_index.json) is an image model */
-    char probe[4096];
-    snprintf(probe, sizeof probe, "%s/model_index.json", in);
-    if (!S_ISDIR(sb.st_mode) || stat(probe, &sb) == 0) return pt_convert_sd(in, out, &p, res, err);
-
-    uint32_t type, ftype, qtype;
-    if (float_outtype(outtype, &type, &ftype)) return convert_hf(in, out, &p, type, ftype, res, err);
-    if (!pt_qtype_parse(outtype, &qtype, NULL))
-        return pt_fail(err, PT_ERR_ARG, "unknown output type '%s' (f32, f16, bf16, q8_0, or a petrel quantize type)",
-                       outtype);
-    /* a float file first (OUT.convert, itself written through OUT.convert.tmp),
-     * then llama-quantize's choices from it; the intermediate is removed */
-    char mid[4096];
-    if (snprintf(mid, sizeof mid, "%s.convert", out) >= (int)sizeof mid)
-        return pt_fail(err, PT_ERR_ARG, "convert: output path too long");
-    pt_status st = source_float_type(in, &type, err);
-    ftype = type == PT_TYPE_F32 ? 0 : type == PT_TYPE_F16 ? 1 : 32;
-    if (!st) st = convert_hf(in, mid, &p, type, ftype, res, err);
-    if (st) return st;
-    pt_quantize_params q = pt_quantize_default_params();
-    q.type = outtype;
-    q.n_threads = p.n_threads;
-    q.cancel = p.cancel;
-    pt_quantize_result qr;
-    st = pt_quantize_file(mid, out, &q, &qr, err);
-    unlink(mid);
-    if (!st) res->out_file_bytes = qr.out_file_bytes;
+    hf_free(&c);
     return st;
 }

@@ -19,6 +19,7 @@
 
 #include "gguf.h"
 #include "petrel.h"
+#include "safetensors.h"
 
 typedef struct cJSON cJSON;
 
@@ -92,6 +93,42 @@ void cv_spm_free(cv_spm *s);
 
 /* tokenizer.ggml.pre for a tokenizer.json (see convert_tokenizer.c). */
 const char *cv_pre_name(const cJSON *tokenizer_json);
+
+/* ---- Hugging Face LLM folders (convert_hf.c, convert_hparams.c) -------- */
+
+typedef enum cv_family { CV_LLAMA, CV_QWEN2, CV_QWEN3, CV_GEMMA3 } cv_family;
+
+/* One conversion in progress. */
+typedef struct cv_hf {
+    const char *dir;
+    cv_family fam;
+    const char *arch;
+    cJSON *config;
+    st_file **shards;
+    int n_shards;
+    struct cv_item *items;
+    int n_items;
+    int64_t n_params;
+    cv_kv kv;
+    /* hyperparameters the tensors need */
+    int64_t n_head, n_head_kv, n_vocab_tok, n_embd, n_ff, head_dim, n_vocab;
+} cv_hf;
+
+/* The {arch}.* keys (and general.file_type, general.quantization_version)
+ * from c->config into c->kv; sets the hyperparameters in c. */
+pt_status cv_hf_hparams(cv_hf *c, uint32_t ftype, pt_error *err);
+/* general.name: the folder's last component, title-cased as gguf-py's
+ * Metadata.id_to_title does. */
+void cv_general_name(const char *dir, char *out, size_t cap);
+/* general.size_label of n parameters ("116K", "1.5B"), gguf-py's
+ * model_weight_count_rounded_notation. */
+void cv_size_label(int64_t n, char *out, size_t cap);
+/* Convert the folder dir to out with matrices of type (ftype its
+ * LLAMA_FTYPE). */
+pt_status cv_convert_hf(const char *dir, const char *out, const pt_convert_params *p, uint32_t type,
+                        uint32_t ftype, pt_convert_result *res, pt_error *err);
+/* The widest float type of the folder's safetensors (F32 / F16 / BF16). */
+pt_status cv_hf_source_type(const char *dir, uint32_t *type, pt_error *err);
 
 /* pt_convert_file for a Stable Diffusion checkpoint (convert_sd.c). */
 pt_status pt_convert_sd(const char *in, const char *out, const pt_convert_params *p, pt_convert_result *res,

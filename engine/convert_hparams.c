@@ -1,0 +1,179 @@
+/*
+ * convert_hparams.c — the general.* and {arch}.* metadata of a converted
+ * Hugging Face model, from config.json, in the order and with the types
+ * llama.cpp's convert_hf_to_gguf.py gives them (conversion/base.py
+ * TextModel.set_gguf_parameters, then the family's additions: llama's
+ * vocab_size and rope.dimension_count, gemma3's defaults and
+ * sliding_window), and the name / size label gguf-py's metadata.py derives.
+ */
+#include "convert_internal.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "status.h"
+
+#define GGML_QNT_VERSION 2
+
+static void key(char *buf, size_t cap, const char *arch, const char *suffix) {
+    snprintf(buf, cap, "%s.%s", arch, suffix);
+}
+
+/* A config integer that must be present and positive. */
+static pt_status need_int(const cv_hf *c, const char *name, int64_t *out, pt_error *err) {
+    if (!cv_json_int(c->config, name, out) || *out <= 0 || *out > (int64_t)1 << 40)
+        return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: %s missing or not a positive integer", c->dir, name);
+    return PT_OK;
+}
+
+/* id_to_title of gguf-py's metadata.py: words split at '-' and spaces,
+ * each all-lowercase word title-cased unless it is a version or starts
+ * with a digit. */
+void cv_general_name(const char *dir, char *out, size_t cap) {
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    const char *base = dir;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (dir[i] == '/') base = dir + i + 1;
+    size_t o = 0;
+    const char *end = dir + n;
+    for (const char *p = base; p < end && o + 2 < cap;) {
+        while (p < end && (*p == '-' || *p == ' ')) p++;
+        const char *w = p;
+        while (p < end && *p != '-' && *p != ' ') p++;
+        if (p == w) break;
+        bool lower = false, upper = false;
+        for (const char *q = w; q < p; q++) lower |= *q >= 'a' && *q <= 'z', upper |= *q >= 'A' && *q <= 'Z';
+        const bool digit = *w >= '0' && *w <= '9';
+        const bool version = *w == 'v' && p - w > 1 && w[1] >= '0' && w[1] <= '9';
+        const bool tc = lower && !upper && !digit && !version;
+        if (o) out[o++] = ' ';
+        bool start = true;
+        for (const char *q = w; q < p && o + 1 < cap; q++) {
+            char ch = *q;
+            const bool alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+            if (tc && alpha && start) ch = (char)(ch - 'a' + 'A');
+            start = !alpha; /* str.title(): a letter after a non-letter starts a word */
+            out[o++] = ch;
+        }
+    }
+    out[o] = 0;
+}
+
+/* model_weight_count_rounded_notation(n, min_digits=2) of gguf-py */
+void cv_size_label(int64_t n, char *out, size_t cap) {
+    double x;
+    const char *suf;
+    if (n > 1e12) x = (double)n * 1e-12, suf = "T";
+    else if (n > 1e9) x = (double)n * 1e-9, suf = "B";
+    else if (n > 1e6) x = (double)n * 1e-6, suf = "M";
+    else x = (double)n * 1e-3, suf = "K";
+    char whole[32];
+    snprintf(whole, sizeof whole, "%.0f", nearbyint(x)); /* Python's round: half to even */
+    const char *w = whole;
+    while (*w == '0') w++;
+    int fix = 2 - (int)strlen(w);
+    if (fix < 0) fix = 0;
+    snprintf(out, cap, "%.*f%s", fix, x, suf);
+}
+
+static double rope_theta(const cJSON *cfg, const char *layer_type, bool *found) {
+    const cJSON *rp = cv_json_obj(cfg, "rope_parameters");
+    const cJSON *sub = layer_type ? cv_json_obj(rp, layer_type) : NULL;
+    double v;
+    *found = true;
+    if (sub && cv_json_num(sub, "rope_theta", &v)) return v;
+    if (layer_type && !strcmp(layer_type, "sliding_attention")) {
+        *found = false;
+        return 0;
+    }
+    if (rp && !sub && cv_json_num(rp, "rope_theta", &v)) return v;
+    if (cv_json_num(cfg, "rope_theta", &v)) return v;
+    *found = false;
+    return 0;
+}
+
+pt_status cv_hf_hparams(cv_hf *c, uint32_t ftype, pt_error *err) {
+    cv_kv *kv = &c->kv;
+    const char *a = c->arch;
+    char k[96];
+    int64_t n_layer, n_ctx = 0, n_embd, n_ff, head_dim = 0, v;
+    double d;
+    bool found;
+    pt_status st;
+    if ((st = need_int(c, "num_hidden_layers", &n_layer, err)) || (st = need_int(c, "hidden_size", &n_embd, err)) ||
+        (st = need_int(c, "intermediate_size", &n_ff, err)) ||
+        (st = need_int(c, "num_attention_heads", &c->n_head, err)))
+        return st;
+    c->n_head_kv = c->n_head;
+    if (cv_json_int(c->config, "num_key_value_heads", &v)) {
+        if (v <= 0 || c->n_head % v)
+            return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: num_key_value_heads %lld does not divide %lld heads",
+                           c->dir, (long long)v, (long long)c->n_head);
+        c->n_head_kv = v;
+    }
+    cv_json_int(c->config, "max_position_embeddings", &n_ctx);
+    const bool has_head_dim = cv_json_int(c->config, "head_dim", &head_dim) && head_dim > 0;
+    c->n_embd = n_embd;
+    c->n_ff = n_ff;
+    c->head_dim = has_head_dim ? head_dim : c->fam == CV_GEMMA3 ? 256 : n_embd / c->n_head;
+    if (cv_json_int(c->config, "vocab_size", &c->n_vocab) && (c->n_vocab <= 0 || c->n_vocab > CV_MAX_VOCAB))
+        return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: vocab_size %lld is not in 1..%d", c->dir,
+                       (long long)c->n_vocab, CV_MAX_VOCAB);
+
+    key(k, sizeof k, a, "block_count"), cv_kv_u32(kv, k, (uint32_t)n_layer);
+    if (c->fam == CV_GEMMA3 && !n_ctx) n_ctx = 131072;
+    if (n_ctx > 0) key(k, sizeof k, a, "context_length"), cv_kv_u32(kv, k, (uint32_t)n_ctx);
+    key(k, sizeof k, a, "embedding_length"), cv_kv_u32(kv, k, (uint32_t)n_embd);
+    key(k, sizeof k, a, "feed_forward_length"), cv_kv_u32(kv, k, (uint32_t)n_ff);
+    key(k, sizeof k, a, "attention.head_count"), cv_kv_u32(kv, k, (uint32_t)c->n_head);
+    key(k, sizeof k, a, "attention.head_count_kv"), cv_kv_u32(kv, k, (uint32_t)c->n_head_kv);
+    const double theta = rope_theta(c->config, "full_attention", &found);
+    if (found) key(k, sizeof k, a, "rope.freq_base"), cv_kv_f32(kv, k, (float)theta);
+    const double theta_swa = rope_theta(c->config, "sliding_attention", &found);
+    if (found) key(k, sizeof k, a, "rope.freq_base_swa"), cv_kv_f32(kv, k, (float)theta_swa);
+    if (cv_json_num(c->config, "rms_norm_eps", &d))
+        key(k, sizeof k, a, "attention.layer_norm_rms_epsilon"), cv_kv_f32(kv, k, (float)d);
+    if (has_head_dim) {
+        key(k, sizeof k, a, "attention.key_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
+        key(k, sizeof k, a, "attention.value_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
+    }
+    cv_kv_u32(kv, "general.file_type", ftype);
+    if (c->fam == CV_LLAMA) {
+        int64_t n_vocab = 0;
+        cv_json_int(c->config, "vocab_size", &n_vocab);
+        key(k, sizeof k, a, "vocab_size"), cv_kv_u32(kv, k, (uint32_t)n_vocab);
+        const int64_t rot = has_head_dim ? head_dim : n_embd / c->n_head;
+        key(k, sizeof k, a, "rope.dimension_count"), cv_kv_u32(kv, k, (uint32_t)rot);
+        const cJSON *rp = cv_json_obj(c->config, "rope_parameters");
+        if (!rp) rp = cv_json_obj(c->config, "rope_scaling");
+        const char *rt = cv_json_str(rp, "rope_type");
+        if (rt && strcmp(rt, "default") != 0)
+            return pt_fail(err, PT_ERR_UNSUPPORTED, "%s/config.json: rope type '%.40s' is not converted yet", c->dir, rt);
+    }
+    if (c->fam == CV_GEMMA3) {
+        /* Gemma3Model.set_gguf_parameters re-sets these (same values, or
+         * its defaults where config.json lacks them) */
+        if (!has_head_dim) head_dim = 256;
+        key(k, sizeof k, a, "attention.key_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
+        key(k, sizeof k, a, "attention.value_length"), cv_kv_u32(kv, k, (uint32_t)head_dim);
+        if (!cv_kv_get(kv, "gemma3.rope.freq_base")) cv_kv_f32(kv, "gemma3.rope.freq_base", 1000000.0f);
+        if (!cv_kv_get(kv, "gemma3.attention.layer_norm_rms_epsilon"))
+            cv_kv_f32(kv, "gemma3.attention.layer_norm_rms_epsilon", 1e-6f);
+        if (cv_json_num(c->config, "final_logit_softcapping", &d) && d != 0)
+            cv_kv_f32(kv, "gemma3.final_logit_softcapping", (float)d);
+        int64_t pattern = 0, window;
+        if (!(cv_json_int(c->config, "sliding_window_pattern", &pattern) && pattern == 1)) {
+            if (!cv_json_int(c->config, "sliding_window", &window) || window <= 0)
+                return pt_fail(err, PT_ERR_FORMAT, "%s/config.json: sliding_window missing", c->dir);
+            cv_kv_u32(kv, "gemma3.attention.sliding_window", (uint32_t)window);
+        }
+        double cap;
+        if (cv_json_num(c->config, "attn_logit_softcapping", &cap))
+            return pt_fail(err, PT_ERR_UNSUPPORTED, "%s/config.json: attn_logit_softcapping is not Gemma 3's", c->dir);
+    }
+    cv_kv_u32(kv, "general.quantization_version", GGML_QNT_VERSION);
+    return PT_OK;
+}
