@@ -91,6 +91,16 @@ typedef struct cv_spm {
 pt_status cv_spm_parse(const uint8_t *data, size_t n, const char *label, cv_spm *out, pt_error *err);
 void cv_spm_free(cv_spm *s);
 
+/* gguf-py's SpecialVocab (convert_special.c): tokenizer.ggml.merges (when
+ * merges), the special ids (below n_vocab when > 0) and add_* flags. */
+pt_status cv_special_vocab(cv_kv *kv, const cJSON *tj, const cJSON *tcfg, const cJSON *config, const char *dir,
+                           int64_t n_vocab, bool merges, pt_error *err);
+/* tokenizer.chat_template: tokenizer_config.json's, else chat_template.jinja,
+ * else chat_template.json's. */
+pt_status cv_chat_template(cv_kv *kv, const cJSON *tcfg, const char *dir, pt_error *err);
+/* o is an object whose "type" member is the string type. */
+bool cv_json_is_type(const cJSON *o, const char *type);
+
 /* tokenizer.ggml.pre for a tokenizer.json (see convert_tokenizer.c). */
 const char *cv_pre_name(const cJSON *tokenizer_json);
 
