@@ -6,6 +6,8 @@
 #     byte for byte: same metadata keys, order, types and values, same
 #     tensors, order, shapes, types and data bytes, same file
 #     (tests/hf_ref_check.py against hf-tiny/<family>/ref-<type>.json);
+#   - the same for a checkpoint of bfloat16 weights (hf-tiny/qwen2-bf16),
+#     to f32, f16, bf16 and q8_0;
 #   - petrel's tokenizer on the converted llama/qwen2/qwen3 files gives
 #     transformers' ids for the texts of hf-tiny/<family>/tokens.json;
 #   - bf16 and q4_k_m conversions succeed and `petrel info` reads them;
@@ -41,6 +43,13 @@ for fam in llama qwen2 qwen3; do
         expect_exit 0 "tokenize $fam $i" -- "$BIN" tokenize --ids -m "$TMP/$fam-f32.gguf" "$text"
         [ "$(cat "$TMP/out")" = "$want" ] && ok || bad "$fam text $i: petrel $(cat "$TMP/out"), transformers $want"
     done
+done
+
+# bfloat16 weights (most real checkpoints): the same, and bf16 out too
+for t in f32 f16 bf16 q8_0; do
+    out=$TMP/bf16src-$t.gguf
+    expect_exit 0 "qwen2-bf16 $t" -- "$BIN" convert "$DATA/hf-tiny/qwen2-bf16" "$out" --outtype $t
+    if python3 "$SRC/tests/hf_ref_check.py" "$out" "$DATA/hf-tiny/qwen2-bf16/ref-$t.json"; then ok; else bad "qwen2-bf16 $t differs from llama.cpp"; fi
 done
 
 for t in bf16 q4_k_m; do

@@ -25,6 +25,9 @@ For each family, under tests/data/hf-tiny/<family>/:
       random token ids (lengths 1, 7, 33; tools/fixture_io.py's format,
       read by tests/logits_fixture.h)
 
+hf-tiny/qwen2-bf16/: qwen2's checkpoint with bfloat16 weights and its
+references (f32, f16, bf16, q8_0): the conversion path of most real models.
+
 Tokenizers. llama / qwen2 / qwen3: a byte-level BPE trained here with the
 `tokenizers` library on a fixed text, with the pre-tokenizer of the real
 family (Llama 3's Split regex; Qwen2's), its special tokens and post
@@ -352,14 +355,39 @@ def write_refs(family, folder, tmp):
             f.write("\n")
 
 
+def build_bf16_variant():
+    """hf-tiny/qwen2-bf16: qwen2's checkpoint with its weights stored as
+    bfloat16 (as most real checkpoints are), the same config and tokenizer;
+    references for f32, f16, bf16 and q8_0 (no logits: the weights are not
+    the fixture's)."""
+    from safetensors.torch import load_file, save_file
+    src, dst = os.path.join(OUT, "qwen2"), os.path.join(OUT, "qwen2-bf16")
+    shutil.rmtree(dst, ignore_errors=True)
+    os.makedirs(dst)
+    for f in ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(os.path.join(src, f), dst)
+    t = load_file(os.path.join(src, "model.safetensors"))
+    save_file({k: v.to(torch.bfloat16) for k, v in t.items()}, os.path.join(dst, "model.safetensors"),
+              metadata={"format": "pt"})
+    with tempfile.TemporaryDirectory() as tmp:
+        for outtype in OUTTYPES + ("bf16",):
+            out = os.path.join(tmp, f"bf16-{outtype}.gguf")
+            run_converter(dst, out, outtype, "qwen2")
+            with open(os.path.join(dst, f"ref-{outtype}.json"), "w", encoding="utf-8") as f:
+                json.dump(reference(out), f, indent=0, ensure_ascii=False)
+                f.write("\n")
+
+
 def main():
     """gen_hf_tiny.py [--refs-only] [FAMILY...]: --refs-only keeps the
     committed folders and only rewrites their ref-*.json."""
     args = sys.argv[1:]
     refs_only = "--refs-only" in args
-    fams = [a for a in args if a != "--refs-only"] or list(FAMILIES)
+    fams = [a for a in args if a != "--refs-only"] or list(FAMILIES) + ["qwen2-bf16"]
     for fam in fams:
-        if refs_only:
+        if fam == "qwen2-bf16":
+            build_bf16_variant()
+        elif refs_only:
             with tempfile.TemporaryDirectory() as tmp:
                 write_refs(fam, os.path.join(OUT, fam), tmp)
         else:
