@@ -72,6 +72,7 @@ typedef struct cv_item {
     int64_t ne[4];       /* ggml order: ne[0] = the source's last dimension */
     int64_t rows, cols;  /* rows written (gemma3's embedding may be cut) */
     int perm_heads;      /* llama Q / K: heads to permute over, 0: none */
+    const float *made;   /* a tensor the converter makes (rope_freqs): its values, src NULL */
     float add;           /* gemma3 norms: 1 */
 } item;
 
@@ -193,8 +194,19 @@ static bool expected_shape(const cv_hf *c, const char *gguf, int64_t *rows, int6
 static pt_status plan(cv_hf *c, uint32_t float_type, pt_error *err) {
     int total = 0;
     for (int s = 0; s < c->n_shards; s++) total += (int)c->shards[s]->n_tensors;
-    c->items = calloc((size_t)total + 1, sizeof *c->items);
+    c->items = calloc((size_t)total + 2, sizeof *c->items);
     if (!c->items) return pt_fail(err, PT_ERR_NOMEM, "out of memory");
+    if (c->rope_freqs) { /* generate_extra_tensors' come first */
+        item *it = &c->items[c->n_items++];
+        snprintf(it->name, sizeof it->name, "rope_freqs.weight");
+        it->made = c->rope_freqs;
+        it->type = PT_TYPE_F32;
+        it->n_dims = 1;
+        it->rows = 1;
+        it->cols = c->n_rope_freqs;
+        it->ne[0] = it->cols, it->ne[1] = it->ne[2] = it->ne[3] = 1;
+        c->n_params += it->cols;
+    }
     for (int s = 0; s < c->n_shards; s++)
         for (uint64_t k = 0; k < c->shards[s]->n_tensors; k++) {
             const st_tensor *t = &c->shards[s]->tensors[k];
@@ -314,6 +326,10 @@ static void report(write_ctx *w, const cv_hf *c, int i, const char *stage) {
 static pt_status write_tensor(cv_hf *c, write_ctx *w, pt_gguf_writer *gw, int i, float *x, uint8_t *row,
                               pt_error *err) {
     const item *it = &c->items[i];
+    if (it->made) {
+        pt_status st = pt_gguf_writer_data(gw, it->made, (size_t)it->cols * sizeof(float), err);
+        return st ? st : pt_gguf_writer_end_tensor(gw, err);
+    }
     const st_tensor *t = it->src;
     const uint32_t from = st_dtype_pt_type(t->dtype);
     const size_t in_row = pt_type_row_bytes(from, it->cols);
@@ -348,7 +364,7 @@ static pt_status write_file(cv_hf *c, const char *out, const pt_convert_params *
         ti[i] = (pt_gguf_out_tensor){{it->name, strlen(it->name)}, (uint32_t)it->n_dims,
                                      {it->ne[0], it->ne[1], it->ne[2], it->ne[3]}, it->type};
         if (it->cols > max_cols) max_cols = it->cols;
-        w.total += (uint64_t)it->rows * pt_type_row_bytes(st_dtype_pt_type(it->src->dtype), it->cols);
+        if (it->src) w.total += (uint64_t)it->rows * pt_type_row_bytes(st_dtype_pt_type(it->src->dtype), it->cols);
     }
     float *x = malloc((size_t)max_cols * 2 * sizeof *x);
     uint8_t *row = malloc((size_t)max_cols * 4);
@@ -377,6 +393,7 @@ static void hf_free(cv_hf *c) {
     for (int s = 0; s < c->n_shards; s++) st_close(c->shards[s]);
     free(c->shards);
     free(c->items);
+    free(c->rope_freqs);
     cJSON_Delete(c->config);
     cv_kv_free(&c->kv);
 }

@@ -122,6 +122,8 @@ typedef struct cv_hf {
     cv_kv kv;
     /* hyperparameters the tensors need */
     int64_t n_head, n_head_kv, n_vocab_tok, n_embd, n_ff, head_dim, n_vocab;
+    float *rope_freqs;  /* llama3 rope: rope_freqs.weight (n_rope_freqs), else NULL */
+    int64_t n_rope_freqs;
 } cv_hf;
 
 /* The {arch}.* keys (and general.file_type, general.quantization_version)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_convert.sh — `petrel convert` on the tiny HF checkpoints of
 # tests/data/hf-tiny (tools/gen_hf_tiny.py):
-#   - each family (llama, qwen2, qwen3, gemma3) to f32, f16 and q8_0 gives
+#   - each family (llama, llama3 (rope scaling), qwen2, qwen3, gemma3) to
+#     f32, f16 and q8_0 gives
 #     the GGUF llama.cpp's convert_hf_to_gguf.py wrote from the same folder,
 #     byte for byte: same metadata keys, order, types and values, same
 #     tensors, order, shapes, types and data bytes, same file
@@ -22,18 +23,20 @@ CLI_LIB_NO_MODEL=1
 DATA=${PETREL_TEST_DATA:?}
 SRC=${PETREL_SOURCE_DIR:-$(dirname "$(dirname "$0")")}
 
-for fam in llama qwen2 qwen3 gemma3; do
+for fam in llama llama3 qwen2 qwen3 gemma3; do
     for t in f32 f16 q8_0; do
         out=$TMP/$fam-$t.gguf
         expect_exit 0 "$fam $t" -- "$BIN" convert "$DATA/hf-tiny/$fam" "$out" --outtype $t
-        if grep -q "($fam, $t)" "$TMP/out"; then ok; else bad "$fam $t: stdout $(cat "$TMP/out")"; fi
+        arch=$fam
+        [ "$fam" = llama3 ] && arch=llama
+        if grep -q "($arch, $t)" "$TMP/out"; then ok; else bad "$fam $t: stdout $(cat "$TMP/out")"; fi
         if python3 "$SRC/tests/hf_ref_check.py" "$out" "$DATA/hf-tiny/$fam/ref-$t.json"; then ok; else bad "$fam $t differs from llama.cpp"; fi
         [ -e "$out.tmp" ] && bad "$fam $t: $out.tmp left behind" || ok
     done
 done
 # the converted vocabulary tokenizes as transformers does on the original
 # folder (hf-tiny/<family>/tokens.json; gemma3 once the engine runs it)
-for fam in llama qwen2 qwen3; do
+for fam in llama llama3 qwen2 qwen3; do
     n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$DATA/hf-tiny/$fam/tokens.json")
     for ((i = 0; i < n; i++)); do
         text=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[int(sys.argv[2])]["text"], end="")' \

@@ -24,7 +24,7 @@ if ! SIMPLE=$(bash "$SRC/bench/build_llamacpp.sh" llama-simple 2>"$TMP/build.log
 fi
 
 prompt="The quick brown fox"
-for fam in llama qwen2 qwen3 gemma3; do
+for fam in llama llama3 qwen2 qwen3 gemma3; do
     for t in f16 q8_0; do
         out=$TMP/$fam-$t.gguf
         expect_exit 0 "convert $fam $t" -- "$BIN" convert "$DATA/hf-tiny/$fam" "$out" --outtype $t
@@ -46,7 +46,7 @@ done
 # with the same tokens (compared as their letters, digits and spaces: the
 # two print undecodable byte tokens differently)
 alnum() { LC_ALL=C tr -cd 'A-Za-z0-9 '; }
-for fam in llama qwen2 qwen3; do
+for fam in llama llama3 qwen2 qwen3; do
     out=$TMP/$fam-f32.gguf
     expect_exit 0 "convert $fam f32" -- "$BIN" convert "$DATA/hf-tiny/$fam" "$out" --outtype f32
     ll=$("$SIMPLE" -m "$out" -n 12 "$prompt" 2>/dev/null | alnum)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""gen_hf_tiny.py — tiny seeded Hugging Face checkpoints of the llama,
-qwen2, qwen3 and gemma3 families, llama.cpp's conversion of each, and
+"""gen_hf_tiny.py — tiny seeded Hugging Face checkpoints of the llama
+(plain, and llama3 with Llama 3.1's rope scaling), qwen2, qwen3 and gemma3
+families, llama.cpp's conversion of each, and
 transformers' logits, for `petrel convert`'s tests (tests/test_convert*).
 
 For each family, under tests/data/hf-tiny/<family>/:
@@ -99,6 +100,9 @@ GEMMA_TEMPLATE = (
 FAMILIES = {
     # hidden 64, 4 query heads of 16, 2 KV heads (GQA 2:1), 2 layers
     "llama": dict(seed=101, layers=2, tied=False),
+    # Llama 3.1 / 3.2's rope scaling (llama.cpp writes it as rope_freqs),
+    # tied embeddings as Llama 3.2 1B
+    "llama3": dict(seed=105, layers=2, tied=True),
     "qwen2": dict(seed=102, layers=2, tied=True),
     "qwen3": dict(seed=103, layers=2, tied=False, head_dim=24, shard="40KB"),
     # gemma3: six layers so that llama.cpp's fixed pattern (every sixth
@@ -115,7 +119,7 @@ def bpe_tokenizer(family, tmp):
     from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
-    llama = family == "llama"
+    llama = family in ("llama", "llama3")
     specials = (["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
                  "<|eot_id|>"] if llama else ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
     tok = Tokenizer(models.BPE(ignore_merges=llama))
@@ -181,6 +185,13 @@ def make_config(family, spec, n_vocab, tok):
     ids = dict(bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
     if family == "llama":
         return tf.LlamaConfig(**common, **ids, rms_norm_eps=1e-5, rope_theta=500000.0, head_dim=16)
+    if family == "llama3":
+        # original context 32 < the prompts' 33 positions, wavelengths on
+        # both sides of the band: every branch of the factors is taken
+        return tf.LlamaConfig(**common, **ids, rms_norm_eps=1e-5, head_dim=16,
+                              rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+                                               "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                               "original_max_position_embeddings": 32})
     if family == "qwen2":
         return tf.Qwen2Config(**common, **ids, rms_norm_eps=1e-6, rope_theta=1000000.0)
     if family == "qwen3":
@@ -195,7 +206,7 @@ def make_config(family, spec, n_vocab, tok):
 
 def make_model(family, cfg, seed):
     import transformers as tf
-    cls = {"llama": tf.LlamaForCausalLM, "qwen2": tf.Qwen2ForCausalLM, "qwen3": tf.Qwen3ForCausalLM,
+    cls = {"llama": tf.LlamaForCausalLM, "llama3": tf.LlamaForCausalLM, "qwen2": tf.Qwen2ForCausalLM, "qwen3": tf.Qwen3ForCausalLM,
            "gemma3": tf.Gemma3ForCausalLM}[family]
     torch.manual_seed(seed)
     model = cls(cfg).float().eval()
@@ -235,7 +246,7 @@ def pick_prompts(model, n_vocab, seed):
 
 # ---- llama.cpp's converter and its reference --------------------------------
 
-PRE_NAMES = {"llama": "llama-bpe", "qwen2": "qwen2", "qwen3": "qwen2"}
+PRE_NAMES = {"llama": "llama-bpe", "llama3": "llama-bpe", "qwen2": "qwen2", "qwen3": "qwen2"}
 OUTTYPES = ("f32", "f16", "q8_0")
 
 
