@@ -302,6 +302,41 @@ static int64_t src_row(const item *it, int64_t r) {
     return h * d + j * half + i;
 }
 
+/* ---- general.sampling.* ------------------------------------------------------- */
+
+/* generation_config.json's sampling defaults, as gguf-py's metadata.py
+ * takes them (Metadata.load; a missing or unreadable file gives none). */
+static void sampling(cv_hf *c) {
+    cJSON *g = NULL;
+    pt_error ignored;
+    if (cv_json_load(c->dir, "generation_config.json", false, &g, &ignored) != PT_OK || !g) return;
+    static const struct { const char *json, *alt, *key; bool is_int; } S[] = {
+        {"top_k", NULL, "general.sampling.top_k", true},
+        {"top_p", NULL, "general.sampling.top_p", false},
+        {"min_p", NULL, "general.sampling.min_p", false},
+        {"xtc_probability", NULL, "general.sampling.xtc_probability", false},
+        {"xtc_threshold", NULL, "general.sampling.xtc_threshold", false},
+        {"temperature", NULL, "general.sampling.temp", false},
+        {"penalty_last_n", NULL, "general.sampling.penalty_last_n", true},
+        {"penalty_repeat", "repetition_penalty", "general.sampling.penalty_repeat", false},
+        {"mirostat", NULL, "general.sampling.mirostat", true},
+        {"mirostat_tau", NULL, "general.sampling.mirostat_tau", false},
+        {"mirostat_eta", NULL, "general.sampling.mirostat_eta", false},
+    };
+    const char *seq = cv_json_str(g, "sequence");
+    if (seq) cv_kv_cstr(&c->kv, "general.sampling.sequence", seq);
+    for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
+        double v;
+        if (!cv_json_num(g, S[i].json, &v) && !(S[i].alt && cv_json_num(g, S[i].alt, &v))) continue;
+        if (S[i].is_int) {
+            if (v >= -2147483648.0 && v <= 2147483647.0) cv_kv_i32(&c->kv, S[i].key, (int32_t)v);
+        } else {
+            cv_kv_f32(&c->kv, S[i].key, (float)v);
+        }
+    }
+    cJSON_Delete(g);
+}
+
 /* ---- writing ---------------------------------------------------------------- */
 
 typedef struct write_ctx {
@@ -418,6 +453,7 @@ pt_status cv_convert_hf(const char *dir, const char *out, const pt_convert_param
     if (!st) {
         cv_kv_cstr(&c.kv, "general.architecture", c.arch);
         cv_kv_cstr(&c.kv, "general.type", "model");
+        sampling(&c);
         cv_general_name(dir, name, sizeof name);
         cv_kv_cstr(&c.kv, "general.name", name);
         cv_kv_cstr(&c.kv, "general.size_label", ""); /* set once the tensors are counted */

@@ -299,6 +299,18 @@ def reference(path):
     return {"kv": kv, "tensors": tensors, "file_sha256": hashlib.sha256(whole).hexdigest(), "file_size": len(whole)}
 
 
+def add_sampling(folder):
+    """qwen2: the sampling defaults Qwen2.5's generation_config.json has
+    (llama.cpp's converter writes them as general.sampling.*)."""
+    path = os.path.join(folder, "generation_config.json")
+    with open(path, encoding="utf-8") as f:
+        g = json.load(f)
+    g.update(do_sample=True, temperature=0.7, top_p=0.8, top_k=20, repetition_penalty=1.05)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(g, f, indent=2)
+        f.write("\n")
+
+
 def build(family):
     spec = FAMILIES[family]
     folder = os.path.join(OUT, family)
@@ -315,6 +327,8 @@ def build(family):
         model.generation_config.do_sample = False
         model.save_pretrained(folder, safe_serialization=True, max_shard_size=spec.get("shard", "1GB"))
         tok.save_pretrained(folder)
+        if family == "qwen2":
+            add_sampling(folder)
         if spm_path:
             shutil.copy(spm_path, os.path.join(folder, "tokenizer.model"))
         # only what a model repo carries
