@@ -337,6 +337,50 @@ static void sampling(cv_hf *c) {
     cJSON_Delete(g);
 }
 
+/* ---- general.name and co. ----------------------------------------------------- */
+
+/* gguf-py's Metadata.apply_metadata_heuristic without a model card:
+ * config's "_name_or_path" when it names a model ("org/name", at most one
+ * '/'), then the folder's name, each filling the keys still unset; the
+ * size label from the parameter count when neither gives one. */
+static void naming(cv_hf *c, char *label, size_t cap) {
+    cv_name from[2];
+    const char *nop = cv_json_str(c->config, "_name_or_path");
+    int n = 0;
+    if (nop && *nop) {
+        int slashes = 0;
+        for (const char *p = nop; *p; p++) slashes += *p == '/';
+        if (slashes <= 1) cv_name_parts(nop, c->n_params, &from[n++]);
+    }
+    char base[512];
+    size_t len = strlen(c->dir);
+    while (len > 1 && c->dir[len - 1] == '/') len--;
+    size_t start = len;
+    while (start > 0 && c->dir[start - 1] != '/') start--;
+    snprintf(base, sizeof base, "%.*s", (int)(len - start), c->dir + start);
+    cv_name_parts(base, c->n_params, &from[n++]);
+#define PICK(field, key)                                                         \
+    do {                                                                         \
+        const char *v = NULL;                                                    \
+        for (int i = 0; i < n && !v; i++)                                        \
+            if (from[i].has_##field) v = from[i].field;                          \
+        if (v) cv_kv_cstr(&c->kv, key, v);                                       \
+        else if (strcmp(key, "general.size_label") != 0) cv_kv_del(&c->kv, key); \
+    } while (0)
+    PICK(name, "general.name");
+    PICK(version, "general.version");
+    PICK(organization, "general.organization");
+    PICK(finetune, "general.finetune");
+    PICK(basename, "general.basename");
+    PICK(size_label, "general.size_label");
+#undef PICK
+    const pt_gguf_value *sl = cv_kv_get(&c->kv, "general.size_label");
+    if (sl && sl->v.s.len == 0) {
+        cv_size_label(c->n_params, label, cap);
+        cv_kv_cstr(&c->kv, "general.size_label", label);
+    }
+}
+
 /* ---- writing ---------------------------------------------------------------- */
 
 typedef struct write_ctx {
@@ -449,14 +493,16 @@ pt_status cv_convert_hf(const char *dir, const char *out, const pt_convert_param
                          "%s/config.json: architecture '%.60s' is not converted (llama, qwen2, qwen3, gemma3 are)",
                          dir, a0->valuestring);
     }
-    char name[256], label[32];
+    char label[32];
     if (!st) {
         cv_kv_cstr(&c.kv, "general.architecture", c.arch);
         cv_kv_cstr(&c.kv, "general.type", "model");
         sampling(&c);
-        cv_general_name(dir, name, sizeof name);
-        cv_kv_cstr(&c.kv, "general.name", name);
-        cv_kv_cstr(&c.kv, "general.size_label", ""); /* set once the tensors are counted */
+        /* placeholders in gguf-py's order, set (or dropped) once the
+         * tensors are counted: the size decides what a name part means */
+        static const char *const NAMING[] = {"general.name", "general.version", "general.organization",
+                                             "general.finetune", "general.basename", "general.size_label"};
+        for (size_t i = 0; i < sizeof NAMING / sizeof NAMING[0]; i++) cv_kv_cstr(&c.kv, NAMING[i], "");
         st = cv_hf_hparams(&c, ftype, err);
     }
     int64_t n_vocab = 0, n_tokens = 0;
@@ -472,8 +518,7 @@ pt_status cv_convert_hf(const char *dir, const char *out, const pt_convert_param
     if (!st) st = plan(&c, type, err);
     if (!st && !c.n_items) st = pt_fail(err, PT_ERR_FORMAT, "%s: no tensors", dir);
     if (!st) {
-        cv_size_label(c.n_params, label, sizeof label);
-        cv_kv_cstr(&c.kv, "general.size_label", label);
+        naming(&c, label, sizeof label);
         if (c.kv.oom) st = pt_fail(err, PT_ERR_NOMEM, "out of memory");
     }
     if (!st) {

@@ -30,40 +30,6 @@ static pt_status need_int(const cv_hf *c, const char *name, int64_t *out, pt_err
     return PT_OK;
 }
 
-/* id_to_title of gguf-py's metadata.py: words split at '-' and spaces,
- * each all-lowercase word title-cased unless it is a version or starts
- * with a digit. */
-void cv_general_name(const char *dir, char *out, size_t cap) {
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/') n--;
-    const char *base = dir;
-    for (size_t i = 0; i + 1 < n; i++)
-        if (dir[i] == '/') base = dir + i + 1;
-    size_t o = 0;
-    const char *end = dir + n;
-    for (const char *p = base; p < end && o + 2 < cap;) {
-        while (p < end && (*p == '-' || *p == ' ')) p++;
-        const char *w = p;
-        while (p < end && *p != '-' && *p != ' ') p++;
-        if (p == w) break;
-        bool lower = false, upper = false;
-        for (const char *q = w; q < p; q++) lower |= *q >= 'a' && *q <= 'z', upper |= *q >= 'A' && *q <= 'Z';
-        const bool digit = *w >= '0' && *w <= '9';
-        const bool version = *w == 'v' && p - w > 1 && w[1] >= '0' && w[1] <= '9';
-        const bool tc = lower && !upper && !digit && !version;
-        if (o) out[o++] = ' ';
-        bool start = true;
-        for (const char *q = w; q < p && o + 1 < cap; q++) {
-            char ch = *q;
-            const bool alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
-            if (tc && alpha && start) ch = (char)(ch - 'a' + 'A');
-            start = !alpha; /* str.title(): a letter after a non-letter starts a word */
-            out[o++] = ch;
-        }
-    }
-    out[o] = 0;
-}
-
 /* model_weight_count_rounded_notation(n, min_digits=2) of gguf-py */
 void cv_size_label(int64_t n, char *out, size_t cap) {
     double x;

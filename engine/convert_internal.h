@@ -129,9 +129,17 @@ typedef struct cv_hf {
 /* The {arch}.* keys (and general.file_type, general.quantization_version)
  * from c->config into c->kv; sets the hyperparameters in c. */
 pt_status cv_hf_hparams(cv_hf *c, uint32_t ftype, pt_error *err);
-/* general.name: the folder's last component, title-cased as gguf-py's
- * Metadata.id_to_title does. */
-void cv_general_name(const char *dir, char *out, size_t cap);
+/* id_to_title of gguf-py's metadata.py (convert_name.c): words split at
+ * '-' and spaces, each all-lowercase word title-cased unless it is a
+ * version or starts with a digit, joined by spaces. */
+void cv_general_name(const char *id, char *out, size_t cap);
+/* The general.* naming keys gguf-py derives from a model id ("org/name" or
+ * a folder name), for a model of total parameters (convert_name.c). */
+typedef struct cv_name {
+    bool has_name, has_organization, has_basename, has_finetune, has_version, has_size_label;
+    char name[256], organization[128], basename[256], finetune[256], version[128], size_label[128];
+} cv_name;
+void cv_name_parts(const char *model_id, int64_t total, cv_name *out);
 /* general.size_label of n parameters ("116K", "1.5B"), gguf-py's
  * model_weight_count_rounded_notation. */
 void cv_size_label(int64_t n, char *out, size_t cap);
