@@ -9,6 +9,9 @@
 #     (tests/hf_ref_check.py against hf-tiny/<family>/ref-<type>.json);
 #   - the same for a checkpoint of bfloat16 weights (hf-tiny/qwen2-bf16),
 #     to f32, f16, bf16 and q8_0;
+#   - general.name / basename / finetune / version / size_label /
+#     organization as llama.cpp's converter derives them from folder names
+#     and _name_or_path (hf-tiny/names.json);
 #   - petrel's tokenizer on the converted llama/qwen2/qwen3 files gives
 #     transformers' ids for the texts of hf-tiny/<family>/tokens.json;
 #   - bf16 and q4_k_m conversions succeed and `petrel info` reads them;
@@ -99,6 +102,40 @@ broken gemma3; printf '\x0a\xff\xff' > "$TMP/bad/tokenizer.model"
 expect_error "broken tokenizer.model" "tokenizer.model" -- "$TMP/bad" "$TMP/o.gguf"
 expect_error "unknown outtype" "q9_9" -- "$DATA/hf-tiny/llama" "$TMP/o.gguf" --outtype q9_9
 expect_error "an SD file that is not safetensors" "ref.json" "header length" -- "$DATA/sd-tiny/ref.json" "$TMP/o.gguf"
+
+# general.name and co. from folder names and _name_or_path as llama.cpp's
+# converter derives them (hf-tiny/names.json)
+n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$DATA/hf-tiny/names.json")
+for ((i = 0; i < n; i++)); do
+    dir=$(python3 - "$DATA/hf-tiny" "$TMP/names" $i <<'PY'
+import json, os, shutil, sys
+data, root, i = sys.argv[1], sys.argv[2], int(sys.argv[3])
+case = json.load(open(os.path.join(data, "names.json")))[i]
+d = os.path.join(root, case["dir"])
+shutil.rmtree(root, ignore_errors=True)
+shutil.copytree(os.path.join(data, "qwen2"), d)
+if case["name_or_path"] is not None:
+    cfg = json.load(open(os.path.join(d, "config.json")))
+    cfg["_name_or_path"] = case["name_or_path"]
+    json.dump(cfg, open(os.path.join(d, "config.json"), "w"))
+print(d)
+PY
+)
+    expect_exit 0 "names case $i" -- "$BIN" convert "$dir" "$TMP/names.gguf"
+    if python3 - "$SRC/tests" "$TMP/names.gguf" "$DATA/hf-tiny/names.json" $i <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import hf_ref_check
+kv, _ = hf_ref_check.read(sys.argv[2])
+want = json.load(open(sys.argv[3]))[int(sys.argv[4])]
+skip = ("general.architecture", "general.type", "general.file_type", "general.quantization_version")
+got = {k: v for k, _, v in kv if k.startswith("general.") and not k.startswith("general.sampling") and k not in skip}
+if got != want["general"]:
+    print(f"{want['dir']!r}: petrel {got}, llama.cpp {want['general']}")
+    sys.exit(1)
+PY
+    then ok; else bad "naming of '$(basename "$dir")'"; fi
+done
 
 # usage
 expect_exit 2 "no arguments" -- "$BIN" convert

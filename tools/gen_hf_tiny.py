@@ -26,6 +26,9 @@ For each family, under tests/data/hf-tiny/<family>/:
       random token ids (lengths 1, 7, 33; tools/fixture_io.py's format,
       read by tests/logits_fixture.h)
 
+hf-tiny/names.json: the general.* naming keys llama.cpp's converter gives
+qwen2's checkpoint under other folder names and _name_or_path values.
+
 hf-tiny/qwen2-bf16/: qwen2's checkpoint with bfloat16 weights and its
 references (f32, f16, bf16, q8_0): the conversion path of most real models.
 
@@ -403,14 +406,55 @@ def build_bf16_variant():
                 f.write("\n")
 
 
+NAME_CASES = [  # (folder name, config.json's _name_or_path or None)
+    ("Qwen2.5-0.5B-Instruct", None), ("SmolLM2-135M-Instruct", None), ("gemma-3-270m-it", None),
+    ("Tiny-95K-Chat", None), ("bloom-95k1", None), ("Mixtral-8x7B-v0.1", None), ("tiny-model-q4_k_m-F16", None),
+    ("Meta-Llama-3.1-95K-Instruct-v2", None), ("snapshot", "Qwen/Qwen2.5-95K-Instruct"),
+    ("snapshot2", "/home/user/models/Foo-1B"), ("A Model With Spaces", None), ("iter3-small-95K", None),
+]
+
+
+def write_name_refs():
+    """hf-tiny/names.json: the general.* naming keys llama.cpp's converter
+    writes for qwen2's checkpoint under other folder names (and
+    _name_or_path values): the metadata heuristics of gguf-py."""
+    sys.path.insert(0, os.path.join(LLAMA_CPP, "gguf-py"))
+    import gguf
+    cases = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for dirname, nop in NAME_CASES:
+            d = os.path.join(tmp, dirname)
+            shutil.copytree(os.path.join(OUT, "qwen2"), d)
+            if nop is not None:
+                with open(os.path.join(d, "config.json"), encoding="utf-8") as f:
+                    cfg = json.load(f)
+                cfg["_name_or_path"] = nop
+                with open(os.path.join(d, "config.json"), "w", encoding="utf-8") as f:
+                    json.dump(cfg, f, indent=2)
+            out = os.path.join(tmp, "out.gguf")
+            run_converter(d, out, "f16", "qwen2")
+            r = gguf.GGUFReader(out)
+            keys = {}
+            for name, field in r.fields.items():
+                if name.startswith("general.") and not name.startswith("general.sampling") and name not in (
+                        "general.architecture", "general.type", "general.file_type", "general.quantization_version"):
+                    keys[name] = json_value(field)[1]
+            cases.append({"dir": dirname, "name_or_path": nop, "general": keys})
+    with open(os.path.join(OUT, "names.json"), "w", encoding="utf-8") as f:
+        json.dump(cases, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+
+
 def main():
     """gen_hf_tiny.py [--refs-only] [FAMILY...]: --refs-only keeps the
     committed folders and only rewrites their ref-*.json."""
     args = sys.argv[1:]
     refs_only = "--refs-only" in args
-    fams = [a for a in args if a != "--refs-only"] or list(FAMILIES) + ["qwen2-bf16"]
+    fams = [a for a in args if a != "--refs-only"] or list(FAMILIES) + ["qwen2-bf16", "names"]
     for fam in fams:
-        if fam == "qwen2-bf16":
+        if fam == "names":
+            write_name_refs()
+        elif fam == "qwen2-bf16":
             build_bf16_variant()
         elif refs_only:
             with tempfile.TemporaryDirectory() as tmp:
