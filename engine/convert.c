@@ -41,8 +41,14 @@ pt_status pt_convert_file(const char *in, const char *out, const pt_convert_para
     if (pt_params_overlay(&p, sizeof p, params, "pt_convert_params", err)) return PT_ERR_ARG;
     if (!in || !*in || !out || !*out) return pt_fail(err, PT_ERR_ARG, "convert: no input or output given");
     const char *outtype = p.outtype && *p.outtype ? p.outtype : "f16";
-    struct stat sb;
+    struct stat sb, so;
     if (stat(in, &sb) != 0) return pt_fail(err, PT_ERR_IO, "%s: no such file or folder", in);
+    /* writing OUT (through OUT.tmp) must not replace the file being read */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", out);
+    if ((stat(out, &so) == 0 && so.st_dev == sb.st_dev && so.st_ino == sb.st_ino) ||
+        (stat(tmp, &so) == 0 && so.st_dev == sb.st_dev && so.st_ino == sb.st_ino))
+        return pt_fail(err, PT_ERR_ARG, "convert: %s is the input", out);
     /* a single file or a diffusers folder (model_index.json) is an image model */
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/model_index.json", in);

@@ -100,6 +100,10 @@ broken qwen2; sed -i 's/p{N}|/p{N}{1,2}|/' "$TMP/bad/tokenizer.json"
 expect_error "unknown pre-tokenizer" "pre-tokenizer" -- "$TMP/bad" "$TMP/o.gguf"
 broken gemma3; printf '\x0a\xff\xff' > "$TMP/bad/tokenizer.model"
 expect_error "broken tokenizer.model" "tokenizer.model" -- "$TMP/bad" "$TMP/o.gguf"
+cp "$DATA/sd-tiny-ldm.safetensors" "$TMP/same.safetensors"
+expect_exit 1 "output is the input" -- "$BIN" convert "$TMP/same.safetensors" "$TMP/same.safetensors"
+one_line_error "output is the input"
+cmp -s "$DATA/sd-tiny-ldm.safetensors" "$TMP/same.safetensors" && ok || bad "the input was overwritten"
 expect_error "unknown outtype" "q9_9" -- "$DATA/hf-tiny/llama" "$TMP/o.gguf" --outtype q9_9
 expect_error "an SD file that is not safetensors" "ref.json" "header length" -- "$DATA/sd-tiny/ref.json" "$TMP/o.gguf"
 
