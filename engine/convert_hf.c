@@ -508,8 +508,17 @@ pt_status cv_convert_hf(const char *dir, const char *out, const pt_convert_param
     int64_t n_vocab = 0, n_tokens = 0;
     if (!st) {
         cv_json_int(c.config, "vocab_size", &n_vocab);
+        /* LlamaModel.set_vocab: tokenizer_config's add_prefix_space first */
+        cJSON *tcfg = NULL;
+        bool prefix_space;
+        if (c.fam == CV_LLAMA && !cv_json_load(dir, "tokenizer_config.json", false, &tcfg, err) &&
+            cv_json_bool(tcfg, "add_prefix_space", &prefix_space))
+            cv_kv_bool(&c.kv, "tokenizer.ggml.add_space_prefix", prefix_space);
+        cJSON_Delete(tcfg);
         /* llama and gemma3 read tokenizer.model first, as the converter does */
         st = cv_tokenizer(&c.kv, dir, c.config, n_vocab, c.fam == CV_LLAMA || c.fam == CV_GEMMA3, &n_tokens, err);
+        /* and SmolLM's vocabulary (49152) is marked as adding no BOS */
+        if (!st && c.fam == CV_LLAMA && n_vocab == 49152) cv_kv_bool(&c.kv, "tokenizer.ggml.add_bos_token", false);
         if (c.fam == CV_GEMMA3 && cv_kv_get(&c.kv, "tokenizer.ggml.scores"))
             cv_kv_bool(&c.kv, "tokenizer.ggml.add_space_prefix", false);
         c.n_vocab_tok = n_tokens;
