@@ -32,6 +32,7 @@ static void usage(FILE *f) {
           "  list       the downloaded models (size, type, quantization, last used)\n"
           "  rm         delete a downloaded model\n"
           "  quantize   write a GGUF's tensors in another type (like llama-quantize)\n"
+          "  convert    turn a Hugging Face model folder or an SD checkpoint into a GGUF\n"
           "app options:\n"
           "  -m, --model PATH|NAME   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
           "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
@@ -59,6 +60,7 @@ static const command COMMANDS[] = {
     {"list", cmd_list},
     {"rm", cmd_rm},
     {"quantize", cmd_quantize},
+    {"convert", cmd_convert},
 };
 
 /* No subcommand: the full-screen app (or, in a build without it, the

@@ -820,6 +820,57 @@ typedef struct pt_quantize_result {
 pt_status pt_quantize_file(const char *in, const char *out, const pt_quantize_params *params,
                            pt_quantize_result *result, pt_error *err);
 
+/* ---- convert ------------------------------------------------------------ */
+
+/* Progress of pt_convert_file: called before each tensor and once at the
+ * end (tensor == n_tensors). done / total count source bytes. */
+typedef struct pt_convert_progress {
+    const char *stage;        /* "convert" */
+    int tensor, n_tensors;
+    const char *name;         /* the output tensor's name */
+    const char *to_type;      /* its type, e.g. "F16" */
+    uint64_t done, total;
+} pt_convert_progress;
+typedef void (*pt_convert_progress_fn)(void *user, const pt_convert_progress *p);
+
+/* Versioned like pt_model_params (first field `size`, fields appended). */
+typedef struct pt_convert_params {
+    size_t size;              /* sizeof(pt_convert_params), set by the defaults */
+    /* "f32", "f16" (NULL: this), "bf16", "q8_0" (as llama.cpp's
+     * converter writes them), or any other type pt_quantize_file takes
+     * ("q4_k_m", "q6_k", ...; case-insensitive): those are written as the
+     * sources' float type first, then quantized with llama-quantize's
+     * choices. Image models: "f32", "f16", "q8_0", "q4_0". */
+    const char *outtype;
+    int n_threads;            /* for the quantize step (<= 0: a core each) */
+    pt_convert_progress_fn progress; /* NULL: none */
+    void *progress_user;
+    const atomic_bool *cancel; /* set from any thread: PT_ERR_CANCELLED, nothing left at out */
+} pt_convert_params;
+
+pt_convert_params pt_convert_default_params(void);
+
+typedef struct pt_convert_result {
+    char arch[32];            /* general.architecture written */
+    int n_tensors;
+    int64_t n_params;
+    uint64_t in_bytes;        /* the safetensors files read */
+    uint64_t out_file_bytes;
+} pt_convert_result;
+
+/* Convert a Hugging Face model folder (config.json, model.safetensors or
+ * shards with model.safetensors.index.json, tokenizer.json and/or
+ * tokenizer.model, tokenizer_config.json) of the llama, qwen2, qwen3 or
+ * gemma3 family into a GGUF with the tensor names, layout and metadata
+ * llama.cpp's convert_hf_to_gguf.py writes, loadable by petrel and
+ * llama.cpp. The file is written to "OUT.tmp" and renamed to out only
+ * when complete. PT_ERR_IO: a missing file; PT_ERR_FORMAT: a bad config,
+ * JSON, safetensors (truncated, shape mismatch) or tokenizer;
+ * PT_ERR_UNSUPPORTED: an architecture, tensor or pre-tokenizer petrel
+ * does not convert; PT_ERR_ARG: an unknown outtype. result may be NULL. */
+pt_status pt_convert_file(const char *in, const char *out, const pt_convert_params *params,
+                          pt_convert_result *result, pt_error *err);
+
 /* ---- file probe -------------------------------------------------------- */
 
 /* What a model file is, from its GGUF header only (no weights read, any
