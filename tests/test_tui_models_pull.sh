@@ -182,6 +182,22 @@ tui_check "quantized: a one-line result" tui_wait 'quantized to tiny-a\.Q8_0\.gg
 tui_check "the quantized file is in the local list" tui_wait '^  tiny-a\.Q8_0\.gguf +llama +Q8_0 ' 30
 tui_check "... and loads (petrel info)" "$PETREL" info -m "$MODELS/tiny-a.Q8_0.gguf"
 
+# --- convert: a Hugging Face folder to F16, through the form -----------------------
+HF_LLAMA=$(cd "$(dirname "$0")/data/hf-tiny/llama" && pwd)
+tui_keys c
+tui_check "c opens the convert form" tui_wait 'Convert a Hugging Face folder or checkpoint' 10
+tui_type "$HF_LLAMA"
+tui_keys Tab
+tui_type "tiny-hf.gguf"
+tui_keys Enter
+tui_check "converted: a one-line result" tui_wait 'converted to tiny-hf\.gguf' 60
+tui_check "the converted file is in the local list" tui_wait '^  tiny-hf\.gguf +llama +F16 ' 30
+tui_check "... and equals petrel convert's" bash -c \
+    '"$0" convert "$1" "$2" >/dev/null 2>&1 && cmp -s "$2" "$3"' \
+    "$PETREL" "$HF_LLAMA" "$TUI_TMP/cli-conv.gguf" "$MODELS/tiny-hf.gguf"
+rm -f "$MODELS/tiny-hf.gguf"
+tui_keys r
+
 # --- delete -------------------------------------------------------------------------
 tui_keys Home Down
 selected '^ tiny-a\.Q8_0\.gguf  in /'

@@ -6,8 +6,10 @@
  * and waits for the cancel flag, so that cancelling is checked without
  * timing: a cancel stops the running job (CANCELLED) and never reaches a
  * later one, a queued job cancelled before it starts ends without
- * running, and stopping the thread ends a running job. Without a fetcher,
- * and for convert (not wired yet), a job ends with a one-line error.
+ * running, and stopping the thread ends a running job. Without a fetcher
+ * a download ends with a one-line error; a convert runs the engine's
+ * converter (pt_convert_file) with progress, or ends with a one-line
+ * error on a folder that holds no model.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -173,26 +175,48 @@ int main(void) {
     CHECK(s.status == PT_ERR_CANCELLED && s.n_progress == 0, "pull 8 ended cancelled, no progress");
     CHECK(atomic_load(&fetch_calls) == calls, "the fetcher was not called for pull 8");
 
-    /* no fetcher; convert (the hook, not wired yet) */
+    /* no fetcher */
     pt_job_spec p9 = pull_spec(9, &quick, dir);
     p9.pull = NULL;
     CHECK(pt_jobs_send(&jobs, &p9), "pull 9 sent");
     s = wait_job(9, false);
     CHECK(s.status == PT_ERR_UNSUPPORTED && strstr(s.msg, "cannot download"), "no fetcher: %s", s.msg);
+
+    /* convert: a folder that is no model is a one-line error, nothing
+     * written; the tiny llama folder converts with progress, to the bytes
+     * pt_convert_file writes directly */
     pt_job_spec c10 = {.kind = PT_JOB_CONVERT, .id = 10, .max_retries = -1};
     snprintf(c10.src, sizeof c10.src, "%s", dir);
     snprintf(c10.dest, sizeof c10.dest, "%s/converted.gguf", dir);
     CHECK(pt_jobs_send(&jobs, &c10), "convert sent");
     s = wait_job(10, false);
-    CHECK(s.status == PT_ERR_UNSUPPORTED && strstr(s.msg, "convert"), "convert: %s", s.msg);
-    CHECK(access(c10.dest, F_OK) != 0, "convert: nothing written");
+    CHECK(s.status != PT_OK && s.msg[0] && !strchr(s.msg, '\n'), "convert of no model: %s", s.msg);
+    CHECK(access(c10.dest, F_OK) != 0, "convert of no model: nothing written");
+    pt_job_spec c12 = {.kind = PT_JOB_CONVERT, .id = 12, .max_retries = -1, .n_threads = 1};
+    snprintf(c12.src, sizeof c12.src, "%s", test_data("hf-tiny/llama"));
+    snprintf(c12.dest, sizeof c12.dest, "%s/llama-f16.gguf", dir);
+    CHECK(pt_jobs_send(&jobs, &c12), "convert 12 sent");
+    s = wait_job(12, false);
+    CHECK(s.status == PT_OK, "convert: %s", s.msg);
+    CHECK(s.n_progress >= 1 && s.last_progress.total > 0 && s.last_progress.done == s.last_progress.total,
+          "convert: progress to the whole (%d reports)", s.n_progress);
+    CHECK(s.info.out_bytes == size_of(c12.dest) && s.info.out_bytes > 0, "convert: out_bytes is the file's size");
+    char conv_direct[300];
+    snprintf(conv_direct, sizeof conv_direct, "%s/llama-direct.gguf", dir);
+    pt_convert_params cp = pt_convert_default_params();
+    CHECK(pt_convert_file(c12.src, conv_direct, &cp, NULL, &err) == PT_OK, "direct convert: %s", err.msg);
+    b1 = test_read_file(c12.dest, &n1);
+    b2 = test_read_file(conv_direct, &n2);
+    CHECK(b1 && b2 && n1 == n2 && !memcmp(b1, b2, n1), "the job's file equals pt_convert_file's");
+    free(b1);
+    free(b2);
 
     /* stopping the thread ends a running job */
-    pt_job_spec p11 = pull_spec(11, &block, dir);
+    pt_job_spec p11 = pull_spec(13, &block, dir);
     CHECK(pt_jobs_send(&jobs, &p11), "pull 11 sent");
-    s = wait_job(11, true);
+    s = wait_job(13, true);
     CHECK(pt_jobs_stop(&jobs, 30.0), "the thread stops while a job runs");
-    s = wait_job(11, false);
+    s = wait_job(13, false);
     CHECK(s.status == PT_ERR_CANCELLED, "the running job ended cancelled");
 
     pt_qnode *n;

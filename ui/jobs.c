@@ -126,17 +126,39 @@ static pt_status job_quantize(pt_jobs *j, const pt_job_spec *s, job_ctx *jc, pt_
     return st;
 }
 
-/* The convert hook. The engine's converter (pt_convert_*, branch
- * `convert`) goes here: convert s->src (a Hugging Face folder or a
- * checkpoint) into s->dest, reporting progress through jc (set
- * jc->info.done / total and call post_progress) and stopping when
- * j->cancel is set; on success set jc->info.out_bytes. Until then the
- * job ends at once with this message. */
+static void on_convert(void *user, const pt_convert_progress *p) {
+    job_ctx *jc = user;
+    jc->info.done = p->done;
+    jc->info.total = p->total;
+    jc->info.tensor = p->tensor;
+    jc->info.n_tensors = p->n_tensors;
+    jc->info.eta_s = -1;
+    const double t = pt_ui_now() - jc->t0;
+    if (t > 0.5 && p->done > 0) {
+        jc->info.bytes_per_s = (double)p->done / t;
+        jc->info.eta_s = (double)(p->total - p->done) / jc->info.bytes_per_s;
+    }
+    post_progress(jc);
+}
+
+/* Convert s->src (a Hugging Face folder or an SD checkpoint) into s->dest
+ * at s->type ("": the converter's default, F16). The engine writes
+ * DEST.tmp and renames it only when complete, so a cancel leaves nothing
+ * under the final name. */
 static pt_status job_convert(pt_jobs *j, const pt_job_spec *s, job_ctx *jc, pt_error *err) {
-    (void)j; (void)s; (void)jc;
-    err->code = PT_ERR_UNSUPPORTED;
-    snprintf(err->msg, sizeof err->msg, "convert is not in this build yet");
-    return err->code;
+    pt_convert_params cp = pt_convert_default_params();
+    cp.outtype = s->type[0] ? s->type : NULL;
+    cp.n_threads = s->n_threads;
+    cp.progress = on_convert;
+    cp.progress_user = jc;
+    cp.cancel = &j->cancel;
+    pt_convert_result res = {0};
+    pt_status st = pt_convert_file(s->src, s->dest, &cp, &res, err);
+    if (st == PT_OK) {
+        jc->info.in_bytes = res.in_bytes;
+        jc->info.out_bytes = res.out_file_bytes;
+    }
+    return st;
 }
 
 /* Make id the running job; true when it is already cancelled. */

@@ -35,10 +35,8 @@
 typedef enum pt_job_kind {
     PT_JOB_PULL,      /* fetch a catalog entry (entry, pull, dir) into dest */
     PT_JOB_QUANTIZE,  /* pt_quantize_file(src, dest, type) */
-    /* Convert a Hugging Face folder or checkpoint (src) to a GGUF (dest).
-     * The hook for the engine's pt_convert_* (branch `convert`): jobs.c's
-     * job_convert answers PT_ERR_UNSUPPORTED until it is wired there. */
-    PT_JOB_CONVERT,
+    PT_JOB_CONVERT,   /* pt_convert_file(src, dest, type): a Hugging Face folder
+                         or an SD checkpoint to a GGUF */
 } pt_job_kind;
 
 typedef struct pt_job_spec {
