@@ -889,6 +889,7 @@ typedef struct pt_file_probe {
     char ftype[16];           /* dominant matrix type, e.g. "Q4_1" */
     pt_model_kind kind;       /* IMAGE for petrel's image GGUFs (arch "sd"...) */
     int64_t n_params;
+    bool adapter;             /* general.type "adapter": a LoRA file (pt_lora_load), not a model */
 } pt_file_probe;
 
 pt_status pt_file_probe_gguf(const char *path, pt_file_probe *out, pt_error *err);
