@@ -39,13 +39,13 @@
 #ifndef PETREL_LORA_H
 #define PETREL_LORA_H
 
-#include "matmul.h"
 #include "petrel.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
 struct pt_llm;
+struct pt_lora_pair; /* matmul.h */
 
 /* A pair as read, before binding: the base tensor it adapts by name. */
 typedef struct pt_lora_raw {
@@ -72,7 +72,7 @@ struct pt_lora {
     float *mem;               /* every A and B */
     uint64_t bytes;           /* heap bytes of A and B */
     const struct pt_llm *llm; /* bound model, or NULL (read for its info only) */
-    pt_lora_pair *pairs;      /* [n_pairs] bound, sorted by target address */
+    struct pt_lora_pair *pairs; /* [n_pairs] bound, sorted by target address */
 };
 
 /* Read an adapter: a PEFT folder (or its adapter_model.safetensors or
@@ -90,5 +90,7 @@ pt_status pt_lora_read_gguf_memory(const void *data, uint64_t len, const char *l
  * does not have or of another shape is an error saying the adapter is for
  * another base model. */
 pt_status pt_lora_bind(pt_lora *l, const struct pt_llm *m, pt_error *err);
+/* pt_lora_bind to a loaded model's decoder. */
+pt_status pt_lora_bind_model(pt_lora *l, const pt_model *model, pt_error *err);
 
 #endif

@@ -1,6 +1,7 @@
 /* lora_api.c — the public side of LoRA adapters (pt_lora_* and
  * pt_context_set_loras in petrel.h). */
 #include "lora.h"
+#include "matmul.h"
 #include "model_internal.h"
 #include "status.h"
 
@@ -10,6 +11,10 @@
 #include <string.h>
 
 static_assert(PT_LORA_MAX == PT_LORA_MAX_ACTIVE, "the public and internal adapter limits agree");
+
+pt_status pt_lora_bind_model(pt_lora *l, const pt_model *model, pt_error *err) {
+    return pt_lora_bind(l, model->llm, err);
+}
 
 pt_status pt_lora_load(pt_model *model, const char *path, pt_lora **out, pt_error *err) {
     *out = NULL;

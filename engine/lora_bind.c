@@ -3,6 +3,7 @@
  * checked, B's rows put in the model's Q/K order. */
 #include "llm_internal.h"
 #include "lora.h"
+#include "matmul.h"
 #include "status.h"
 
 #include <stdio.h>

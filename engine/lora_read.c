@@ -1,6 +1,7 @@
 /* lora_read.c — reading LoRA adapters: PEFT folders and llama.cpp GGUF
  * adapter files (layouts in lora.h) into an unbound pt_lora. */
 #include "lora.h"
+#include "matmul.h"
 
 #include "gguf.h"
 #include "mapfile.h"

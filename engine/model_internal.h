@@ -9,6 +9,7 @@
 #include "gguf.h"
 #include "llm.h"
 #include "lora.h"
+#include "matmul.h"
 #include "petrel.h"
 #include "tokenizer.h"
 
