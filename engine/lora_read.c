@@ -91,8 +91,12 @@ static pt_status check_pair(const char *label, const char *target, const factor 
     memset(raw, 0, sizeof *raw);
     snprintf(raw->target, sizeof raw->target, "%s", target);
     raw->layer = -1;
-    int layer, used = 0;
-    if (sscanf(target, "blk.%d.%n", &layer, &used) == 1 && used > 0 && layer >= 0) raw->layer = layer;
+    if (strncmp(target, "blk.", 4) == 0) { /* "blk.N." with N a plain decimal below 10^6 */
+        long layer = 0;
+        const char *p = target + 4;
+        while (*p >= '0' && *p <= '9' && layer < 1000000) layer = layer * 10 + (*p++ - '0');
+        if (p > target + 4 && *p == '.' && layer < 1000000) raw->layer = (int)layer;
+    }
     raw->rank = (int)a->rows;
     raw->cols = a->cols;
     raw->rows = b->rows;

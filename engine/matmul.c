@@ -217,6 +217,8 @@ static void lora_u_task(void *ctx, int task, int n_tasks, int thread) {
  * computed (split by tokens on the pool for a batch). false: none. */
 static bool lora_prepare(const pt_matmul_runner *r, const pt_matmul *j, mm_lora *ml) {
     const pt_lora_run *run = r->lora;
+    /* max_tokens covers every job of its owner (the LLM's chunks and logit
+     * rows are at most n_batch, pt_context_set_loras sizes u for that) */
     if (!run || run->n == 0 || !j->x || j->n > run->max_tokens) return false;
     bool any = false;
     ml->n = run->n;
