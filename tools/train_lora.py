@@ -154,6 +154,8 @@ def main():
         cfg = LoraConfig(r=args.rank, lora_alpha=args.alpha, lora_dropout=0.05, bias="none",
                          target_modules=["q_proj", "k_proj", "v_proj", "o_proj"], task_type="CAUSAL_LM")
         model = get_peft_model(base, cfg)
+    # the hint `petrel info` shows (not this machine's path to the GGUF)
+    model.peft_config["default"].base_model_name_or_path = "HuggingFaceTB/SmolLM2-135M-Instruct"
     model.print_trainable_parameters()
     examples = [chat_ids(tok, p, targets[p]) for p in train_p]
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.lr)
