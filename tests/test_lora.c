@@ -6,9 +6,10 @@
  * random PEFT adapters of tests/data/tiny_llama.gguf's model,
  *   a: r 4, alpha 8 on q/k/v/o/gate/up/down of every layer;
  *   b: r 8, alpha 4, rsLoRA, on q/v/down and lm_head (the output);
+ *   a_f16: a with float16 factors;
  * the float32 transformers model with their weights merged in by peft
  * (merge_and_unload), logits at every position of three prompts: a alone,
- * b alone, a at 0.5 stacked with b at 1.5; adapter a converted to GGUF by
+ * b alone, a at 0.5 stacked with b at 1.5, a_f16; adapter a converted to GGUF by
  * llama.cpp's convert_lora_to_gguf.py (its Q/K lora_b rows permuted as
  * the base's); adapters for other bases.
  *
@@ -49,7 +50,7 @@
  * |logit| on these models without adapters and bounds at 2e-5; the
  * adapters add two short dot products per matrix (rank 4 / 8) and the
  * reference merges them into W first (another rounding of each weight):
- * measured 2.6e-6 (a, b) and 4.1e-6 (a+b) here; bound 2e-5 (5x). A wrong
+ * measured 2.6e-6 (a, b), 4.1e-6 (a+b), 5.0e-6 (a_f16) here; bound 2e-5 (4x). A wrong
  * scale, a missing Q/K permutation or a missed matrix moves logits by
  * 0.5 to 15 (the adapters move them by up to 16). */
 #define TOL_REL 2e-5
@@ -291,6 +292,14 @@ int main(void) {
     check_case(ref, "lora/tiny_llama_b.logits", &b, NULL, 1, TOL_REL, true, "ref b");
     check_case(ref, "lora/tiny_llama_ab.logits", ab, ab_scales, 2, TOL_REL, true, "ref a*0.5 + b*1.5");
     check_case(ref, "lora/tiny_llama_a.logits", &ag, NULL, 1, TOL_REL, true, "ref a (GGUF form)");
+    pt_lora *a16 = load_lora(ref, "lora/tiny_llama_a_f16");
+    pt_lora_info i16;
+    pt_lora_get_info(a16, &i16);
+    CHECK(i16.bytes == ia.bytes && 2 * st_data_bytes(test_data("lora/tiny_llama_a_f16/adapter_model.safetensors")) ==
+                                       ia.bytes,
+          "a in F16: %llu bytes held", (unsigned long long)i16.bytes);
+    check_case(ref, "lora/tiny_llama_a_f16.logits", &a16, NULL, 1, TOL_REL, true, "ref a (F16 factors)");
+    pt_lora_free(a16);
 
     /* PEFT and GGUF forms, and switching, on one context */
     lf_logits f;

@@ -9,12 +9,13 @@ model and their PEFT reference logits, for tests/test_lora.c.
        a: r=4, lora_alpha=8 on q/k/v/o/gate/up/down (scale alpha/r = 2)
        b: r=8, lora_alpha=4, use_rslora on q/v/down and lm_head
           (scale alpha/sqrt(r) = 1.414)
+       a_f16: a with its factors stored as float16
      saved by peft's save_pretrained (adapter_config.json +
      adapter_model.safetensors) under tests/data/lora/tiny_llama_{a,b}/;
   3. reference logits from transformers + peft with the adapters' weights
      merged into the base (merge_and_unload; the unmerged PEFT forward is
-     checked to agree): a alone, b alone, and a at 0.5 stacked with b at
-     1.5 (peft's set_scale), at every position of three prompts;
+     checked to agree): a alone, b alone, a at 0.5 stacked with b at
+     1.5 (peft's set_scale), and a_f16, at every position of three prompts;
   4. the GGUF form of adapter a made by llama.cpp's own converter
      (convert_lora_to_gguf.py, f32), tiny_llama_a.gguf;
   5. adapters for the wrong base, for the loader's error tests:
@@ -95,6 +96,15 @@ def main():
     make_adapter(base, 12, db, r=8, lora_alpha=4, use_rslora=True,
                  target_modules=["q_proj", "v_proj", "down_proj", "lm_head"])
 
+    # adapter a with float16 factors (as peft saves a half-precision model)
+    from safetensors.numpy import load_file, save_file
+
+    da16 = os.path.join(OUT, "tiny_llama_a_f16")
+    os.makedirs(da16, exist_ok=True)
+    shutil.copy(os.path.join(da, "adapter_config.json"), da16)
+    t16 = {k: v.astype(np.float16) for k, v in load_file(os.path.join(da, "adapter_model.safetensors")).items()}
+    save_file(t16, os.path.join(da16, "adapter_model.safetensors"))
+
     def variant(adapters, scales):
         """Reference model for a set of adapters and scales: the PEFT
         forward (unmerged) and the merged weights; returns the merged one
@@ -121,6 +131,8 @@ def main():
         "tiny_llama_a": variant([("a", da)], (1.0,)),
         "tiny_llama_b": variant([("b", db)], (1.0,)),
         "tiny_llama_ab": variant([("a", da), ("b", db)], STACK),
+        # peft loads the F16 factors into float32 layers: exactly their values
+        "tiny_llama_a_f16": variant([("a16", da16)], (1.0,)),
     }
     # Prompts without near-ties at any position under any case (and the base).
     rng = np.random.default_rng(2024)
@@ -152,7 +164,6 @@ def main():
     _, base_rs = base_model("tiny_llama_rs")
     make_adapter(base_rs, 13, os.path.join(OUT, "tiny_llama_rs_a"), r=2, lora_alpha=2,
                  target_modules=["q_proj", "k_proj"])
-    from safetensors.numpy import load_file, save_file
 
     d9 = os.path.join(OUT, "tiny_llama_a_layer9")
     os.makedirs(d9, exist_ok=True)
