@@ -40,6 +40,7 @@ static void use(pt_lora *l) {
     pt_lora_info info;
     pt_lora_get_info(l, &info);
     sink += (float)info.bytes;
+    (void)sink;
     pt_model *m = tiny_model();
     pt_error err;
     if (!m || pt_lora_bind_model(l, m, &err) != PT_OK) return;
