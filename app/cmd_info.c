@@ -28,12 +28,16 @@ static void print_bytes(const char *label, uint64_t n) {
            (unsigned long long)n);
 }
 
-/* Whether path names a LoRA adapter: a folder (PEFT), a PEFT file, or a
- * GGUF whose general.type is "adapter". */
+/* Whether path names a LoRA adapter: a folder holding adapter_config.json
+ * (PEFT), a PEFT file, or a GGUF whose general.type is "adapter". Any
+ * other folder is left to the model path (and its error). */
 static bool is_adapter(const char *path) {
     struct stat sb;
     if (stat(path, &sb) != 0) return false;
-    if (S_ISDIR(sb.st_mode)) return true;
+    if (S_ISDIR(sb.st_mode)) {
+        char cfg[4096];
+        return snprintf(cfg, sizeof cfg, "%s/adapter_config.json", path) < (int)sizeof cfg && stat(cfg, &sb) == 0;
+    }
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     if (!strcmp(base, "adapter_config.json") || !strcmp(base, "adapter_model.safetensors")) return true;
