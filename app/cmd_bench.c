@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "run_options.h"
 #include "sigbus.h"
 #include "commands.h"
 
@@ -96,6 +97,7 @@ typedef struct bench_opts {
     int reps;
     out_format out, out_err;
     bool progress, no_warmup;
+    run_loras loras; /* --lora: active in every test */
 } bench_opts;
 
 /* Defaults, as llama-bench's (threads: the machine's online CPUs). */
@@ -120,6 +122,7 @@ static void usage(FILE *f) {
           "  -oe, --output-err FMT     the same on stderr (default: none)\n"
           "  --progress                progress lines on stderr\n"
           "  --no-warmup               skip the warm-up run of each test\n"
+          "  --lora PATH[:SCALE]       a LoRA adapter active in every test (repeat to stack)\n"
           "Values may be lists: 'a,b,c', 'first-last', 'first-last+step' or\n"
           "'first-last*mult', and options may be repeated.\n",
           f);
@@ -203,6 +206,9 @@ static int parse_args(int argc, char **argv, bench_opts *o, bool *done) {
             continue;
         } else if (!strcmp(a, "--no-warmup")) {
             o->no_warmup = true;
+            continue;
+        } else if (!strcmp(a, "--lora")) {
+            if (run_loras_add(&o->loras, arg_value(argc, argv, &i)) < 0) return 2;
             continue;
         }
         if (a[0] != '-' || !a[1]) {
@@ -644,6 +650,8 @@ typedef struct runner {
     pt_threadpool *pool; /* of pool_threads threads: the load and every context run on it */
     int pool_threads;
     pt_model *model;
+    pt_lora *loras[PT_LORA_MAX]; /* the --lora adapters, loaded for model */
+    int n_loras;
     pt_context *ctx;
     int n_vocab;
     pt_token bos; /* -1 when the model adds no BOS */
@@ -729,13 +737,18 @@ static pt_token model_bos(const pt_model *m) {
 }
 
 static int run_test(runner *r, bench_test *t, int reps, bool warmup, bool progress, int idx,
-                    int count) {
+                    int count, const float *lora_scales) {
     pt_context_params cp = pt_context_default_params();
     cp.n_ctx = t->n_prompt + t->n_gen + t->n_depth;
     cp.n_threads = t->n_threads;
     cp.threadpool = r->pool; /* use_pool made it for t->n_threads */
     cp.n_batch = t->n_ubatch;
     if (pt_context_new(r->model, &cp, &r->ctx, &r->err) != PT_OK) return app_fail(&r->err);
+    if (r->n_loras && pt_context_set_loras(r->ctx, r->loras, lora_scales, r->n_loras, &r->err) != PT_OK) {
+        pt_context_free(r->ctx);
+        r->ctx = NULL;
+        return app_fail(&r->err);
+    }
     pt_model_info in;
     pt_model_get_info(r->model, &in);
     t->kv_type = kv_type_name(r->ctx, &in);
@@ -873,6 +886,8 @@ int cmd_bench(int argc, char **argv) {
             break;
         }
         if (t->model_index != loaded) {
+            run_loras_free(r.loras, r.n_loras);
+            r.n_loras = 0;
             pt_model_free(r.model);
             r.model = NULL;
             loaded = -1;
@@ -883,6 +898,14 @@ int cmd_bench(int argc, char **argv) {
                 rc = app_fail(&r.err);
                 break;
             }
+            for (; r.n_loras < o.loras.n; r.n_loras++)
+                if (pt_lora_load(r.model, o.loras.path[r.n_loras], &r.loras[r.n_loras], &r.err) != PT_OK) {
+                    char safe[4096];
+                    app_error("--lora %s: %s", app_escaped(o.loras.path[r.n_loras], safe, sizeof safe), r.err.msg);
+                    rc = 1;
+                    break;
+                }
+            if (rc) break;
             loaded = t->model_index;
             r.bos = model_bos(r.model);
         }
@@ -893,7 +916,7 @@ int cmd_bench(int argc, char **argv) {
         t->model_size = in.weight_bytes;
         t->model_n_params = (uint64_t)in.n_params;
         t->samples_ns = samples + (size_t)i * (size_t)o.reps;
-        rc = run_test(&r, t, o.reps, !o.no_warmup, o.progress, i + 1, n_tests);
+        rc = run_test(&r, t, o.reps, !o.no_warmup, o.progress, i + 1, n_tests, o.loras.scale);
         if (!rc) {
             print_test(&out, t, cpu);
             print_test(&err_out, t, cpu);
@@ -904,6 +927,7 @@ int cmd_bench(int argc, char **argv) {
         print_footer(&err_out);
     }
 out:
+    run_loras_free(r.loras, r.n_loras);
     pt_model_free(r.model);
     pt_threadpool_free(r.pool);
     free(r.tokens);

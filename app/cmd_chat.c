@@ -53,6 +53,9 @@ typedef struct chat_state {
     pt_turn_result last;
     bool have_last;
     bool command_failed; /* a slash command (/save, /load) failed: exit 1 at the end */
+    const run_loras *lora_req; /* --lora: loaded for every model opened */
+    pt_lora *loras[PT_LORA_MAX]; /* active on sess.ctx */
+    int n_loras;
 } chat_state;
 
 static void usage(FILE *f) {
@@ -144,6 +147,8 @@ static int run_turn(chat_state *c) {
 static bool open_model(chat_state *c, const char *path) {
     pt_error err = {0};
     pt_session_close(&c->sess);
+    run_loras_free(c->loras, c->n_loras); /* after the context that used them */
+    c->n_loras = 0;
     app_catch_sigbus(path);
     if (!c->pool && pt_threadpool_new(c->cparams.n_threads, &c->pool, &err) != PT_OK) {
         app_error("%s", err.msg);
@@ -154,6 +159,13 @@ static bool open_model(chat_state *c, const char *path) {
     if (pt_session_open(&c->sess, path, &mp, &c->cparams, &err) != PT_OK) {
         app_error("cannot open %s: %s", path, err.msg);
         return false;
+    }
+    if (c->lora_req && c->lora_req->n) {
+        if (run_loras_open(c->lora_req, c->sess.model, c->sess.ctx, c->loras) != 0) {
+            pt_session_close(&c->sess);
+            return false;
+        }
+        c->n_loras = c->lora_req->n;
     }
     return true;
 }
@@ -309,6 +321,7 @@ int cmd_chat(int argc, char **argv) {
     }
     c->set.sampler = o.sampling;
     c->cparams = o.context;
+    c->lora_req = &o.loras;
     char why[512];
     if (!pt_app_data_dir(c->data_dir, sizeof c->data_dir, why, sizeof why)) {
         app_error("%s", why);
@@ -333,6 +346,7 @@ int cmd_chat(int argc, char **argv) {
         if (!pt_convo_load(&c->convo, &c->set, c->data_dir, load, path, sizeof path, err, sizeof err)) {
             app_error("%s", err);
             pt_session_close(&c->sess);
+            run_loras_free(c->loras, c->n_loras);
             pt_threadpool_free(c->pool);
             return 1;
         }
@@ -391,6 +405,7 @@ int cmd_chat(int argc, char **argv) {
     pt_models_free(&c->models);
     pt_convo_free(&c->convo);
     pt_session_close(&c->sess);
+    run_loras_free(c->loras, c->n_loras);
     pt_threadpool_free(c->pool);
     signal(SIGINT, SIG_DFL);
     return status ? status : c->command_failed ? 1 : 0;

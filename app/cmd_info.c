@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "args.h"
 #include "picture_out.h"
@@ -12,6 +13,7 @@
 
 static void usage(FILE *f) {
     fputs("usage: petrel info [--tensors] [--full] MODEL\n"
+          "       petrel info ADAPTER     (a LoRA adapter: PEFT folder or GGUF adapter file)\n"
           "       petrel info --terminal [--graphics MODE]\n"
           "  --tensors   list every tensor with its type, shape and size\n"
           "  --full      show long metadata arrays in full\n"
@@ -24,6 +26,48 @@ static void usage(FILE *f) {
 static void print_bytes(const char *label, uint64_t n) {
     printf("%-16s %.2f MiB (%llu bytes)\n", label, (double)n / (1024.0 * 1024.0),
            (unsigned long long)n);
+}
+
+/* Whether path names a LoRA adapter: a folder holding adapter_config.json
+ * (PEFT), a PEFT file, or a GGUF whose general.type is "adapter". Any
+ * other folder is left to the model path (and its error). */
+static bool is_adapter(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) return false;
+    if (S_ISDIR(sb.st_mode)) {
+        char cfg[4096];
+        return snprintf(cfg, sizeof cfg, "%s/adapter_config.json", path) < (int)sizeof cfg && stat(cfg, &sb) == 0;
+    }
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!strcmp(base, "adapter_config.json") || !strcmp(base, "adapter_model.safetensors")) return true;
+    pt_file_probe probe;
+    pt_error err;
+    return pt_file_probe_gguf(path, &probe, &err) == PT_OK && probe.adapter;
+}
+
+/* info ADAPTER: what the file says and what petrel read from it. */
+static int adapter_info(const char *path) {
+    pt_lora *l = NULL;
+    pt_error err = {0};
+    if (pt_lora_load(NULL, path, &l, &err) != PT_OK) return app_fail(&err);
+    pt_lora_info in;
+    pt_lora_get_info(l, &in);
+    char safe[4096];
+    printf("%-16s %s\n", "file", app_escaped(path, safe, sizeof safe));
+    printf("%-16s LoRA adapter (%s)\n", "kind", in.format);
+    if (in.arch[0]) printf("%-16s %s\n", "architecture", app_escaped(in.arch, safe, sizeof safe));
+    printf("%-16s %s\n", "base model", in.base[0] ? app_escaped(in.base, safe, sizeof safe) : "(not named)");
+    printf("%-16s %d\n", "rank", in.rank);
+    printf("%-16s %g\n", "alpha", (double)in.alpha);
+    printf("%-16s %s\n", "rslora", in.rslora ? "yes" : "no");
+    printf("%-16s %g (%s)\n", "scale", (double)in.scale,
+           in.rslora ? "alpha / sqrt(rank)" : in.alpha != 0 ? "alpha / rank" : "no alpha: 1");
+    printf("%-16s %s\n", "targets", app_escaped(in.targets, safe, sizeof safe));
+    printf("%-16s %d in %d layers\n", "matrices", in.n_matrices, in.n_layers);
+    print_bytes("size (float32)", in.bytes);
+    pt_lora_free(l);
+    return 0;
 }
 
 /* info --terminal: the probe's findings, "key: value" lines. */
@@ -71,6 +115,13 @@ int cmd_info(int argc, char **argv) {
     if (graphics) {
         app_error("info: --graphics goes with --terminal");
         return 2;
+    }
+    if (path && is_adapter(path)) {
+        if (tensors || full) {
+            app_error("info: --tensors and --full are for models, not adapters");
+            return 2;
+        }
+        return adapter_info(path);
     }
     char buf[4096];
     if (!(path = app_model_path(path, buf, sizeof buf))) return 1;

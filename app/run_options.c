@@ -1,6 +1,7 @@
 /* run_options.c — shared options and model set-up for run and chat. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "sigbus.h"
@@ -20,7 +21,59 @@ void run_options_usage(FILE *f) {
           "      --min-p P            drop tokens below P x the top probability (0 = off)\n"
           "      --repeat-penalty F   penalise recent tokens (1 = off)\n"
           "      --presence-penalty F --frequency-penalty F\n"
-          "      --repeat-last-n N    window of recent tokens the penalties see\n", f);
+          "      --repeat-last-n N    window of recent tokens the penalties see\n"
+          "adapters:\n"
+          "      --lora PATH[:SCALE]  a LoRA adapter (PEFT folder or GGUF adapter) at SCALE\n"
+          "                           (default 1); repeat to stack up to 8\n", f);
+}
+
+int run_loras_add(run_loras *l, const char *v) {
+    if (!v) return -1;
+    if (l->n >= PT_LORA_MAX) {
+        app_error("--lora: at most %d adapters", PT_LORA_MAX);
+        return -1;
+    }
+    if (!*v || strlen(v) >= sizeof l->buf[0]) {
+        app_error("--lora wants PATH or PATH:SCALE");
+        return -1;
+    }
+    char *buf = l->buf[l->n];
+    snprintf(buf, sizeof l->buf[0], "%s", v);
+    float scale = 1.0f;
+    char *colon = strrchr(buf, ':');
+    if (colon && colon != buf && arg_float(colon + 1, -100, 100, &scale)) *colon = 0;
+    else if (colon && colon[1] && strchr("+-.0123456789", colon[1]) && access(buf, F_OK) != 0) {
+        app_error("--lora %s: the scale must be a number in [-100, 100]", v);
+        return -1;
+    }
+    l->path[l->n] = buf;
+    l->scale[l->n++] = scale;
+    return 1;
+}
+
+int run_loras_open(const run_loras *l, pt_model *model, pt_context *ctx, pt_lora **out) {
+    pt_error err = {0};
+    char safe[4096];
+    for (int i = 0; i < l->n; i++) {
+        if (pt_lora_load(model, l->path[i], &out[i], &err) != PT_OK) {
+            run_loras_free(out, i);
+            app_error("--lora %s: %s", app_escaped(l->path[i], safe, sizeof safe), err.msg);
+            return 1;
+        }
+    }
+    if (pt_context_set_loras(ctx, out, l->scale, l->n, &err) != PT_OK) {
+        run_loras_free(out, l->n);
+        app_error("--lora: %s", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+void run_loras_free(pt_lora **loras, int n) {
+    for (int i = 0; i < n; i++) {
+        pt_lora_free(loras[i]);
+        loras[i] = NULL;
+    }
 }
 
 /* Parse a float option value; -1 after printing an error when invalid. */
@@ -50,6 +103,7 @@ int run_options_parse(run_options *o, int argc, char **argv, int *i) {
         o->model = arg_value(argc, argv, i);
         return o->model ? 1 : -1;
     }
+    if (!strcmp(a, "--lora")) return run_loras_add(&o->loras, arg_value(argc, argv, i));
     if (!strcmp(a, "--temp")) return float_opt(a, arg_value(argc, argv, i), 0, 100, &sp->temperature);
     if (!strcmp(a, "--top-k")) return int_opt(a, arg_value(argc, argv, i), 0, 1 << 30, &sp->top_k);
     if (!strcmp(a, "--top-p")) return float_opt(a, arg_value(argc, argv, i), 0, 1, &sp->top_p);
@@ -99,6 +153,11 @@ int run_session_open(run_session *s, const run_options *o) {
         run_session_close(s);
         return app_fail(&err);
     }
+    if (o->loras.n && run_loras_open(&o->loras, s->model, s->ctx, s->loras) != 0) {
+        run_session_close(s);
+        return 1;
+    }
+    s->n_loras = o->loras.n;
     pt_model_info info;
     pt_model_get_info(s->model, &info);
     s->sampler = pt_sampler_new(&o->sampling, info.n_vocab);
@@ -113,6 +172,7 @@ int run_session_open(run_session *s, const run_options *o) {
 void run_session_close(run_session *s) {
     pt_sampler_free(s->sampler);
     pt_context_free(s->ctx);
+    run_loras_free(s->loras, s->n_loras); /* after the context that used them */
     pt_model_free(s->model);
     pt_threadpool_free(s->pool); /* after everything that runs on it */
     memset(s, 0, sizeof *s);

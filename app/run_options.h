@@ -10,10 +10,28 @@
 
 #include "petrel.h"
 
+/* LoRA adapters asked for with --lora PATH[:SCALE] (repeatable). */
+typedef struct run_loras {
+    int n;
+    const char *path[PT_LORA_MAX];  /* argv strings, the ":SCALE" cut off into buf */
+    float scale[PT_LORA_MAX];
+    char buf[PT_LORA_MAX][4096];
+} run_loras;
+
+/* Parse one --lora value into l: PATH, or PATH:SCALE when what follows
+ * the last ':' is a number. Returns 1, or -1 after printing an error. */
+int run_loras_add(run_loras *l, const char *v);
+/* Load l's adapters for model and make them active on ctx (out[0..l->n)
+ * then holds them: free with run_loras_free after the context). Returns 0
+ * or an exit status after printing "petrel: --lora PATH: why". */
+int run_loras_open(const run_loras *l, pt_model *model, pt_context *ctx, pt_lora **out);
+void run_loras_free(pt_lora **loras, int n);
+
 typedef struct run_options {
     const char *model;            /* -m; NULL = default model */
     pt_sampler_params sampling;
     pt_context_params context;
+    run_loras loras;              /* --lora */
 } run_options;
 
 void run_options_init(run_options *o);
@@ -28,6 +46,8 @@ typedef struct run_session {
     pt_model *model;
     pt_context *ctx;
     pt_sampler *sampler;
+    pt_lora *loras[PT_LORA_MAX];  /* the active adapters (o->loras) */
+    int n_loras;
     char model_path[4096];
 } run_session;
 

@@ -69,6 +69,7 @@ pt_status pt_context_new(pt_model *model, const pt_context_params *params, pt_co
 void pt_context_free(pt_context *c) {
     if (!c) return;
     pt_llm_state_free(c->state);
+    free(c->lora.u);
     free(c->logits);
     free(c);
 }
@@ -123,4 +124,6 @@ void pt_context_memory(const pt_context *c, pt_memory_stats *out) {
     out->kv_bytes_ram = pt_llm_state_kv_bytes(c->state);
     out->kv_tokens = pt_llm_state_n_past(c->state);
     out->kv_capacity = c->n_ctx;
+    out->lora_bytes = c->lora_bytes;
+    out->n_lora = c->lora.n;
 }

@@ -98,6 +98,11 @@ void pt_llm_state_truncate(pt_llm_state *s, int n_keep);
 int pt_llm_state_n_past(const pt_llm_state *s);
 /* Bytes the KV cache holds in memory (as allocated, padding included). */
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s);
+/* The LoRA adapters every product of the next forward passes adds
+ * (matmul.h; owned by the caller, who keeps it alive and unchanged while
+ * a pass runs; its max_tokens must be at least n_batch), or NULL: none. */
+struct pt_lora_run;
+void pt_llm_state_set_lora(pt_llm_state *s, const struct pt_lora_run *lora);
 
 /* Run n tokens at positions n_past.. (n may exceed n_batch: it is split),
  * append their K/V, and write logits: the last token's into last_logits

@@ -86,6 +86,7 @@ struct pt_llm_state {
     size_t attn_scratch_n;   /* floats per thread */
     uint8_t *mm_scratch;     /* [n_threads][mm_scratch_n]: the packed products' (qmatmul.h) */
     size_t mm_scratch_n;     /* bytes per thread (0: the kernels need none) */
+    const pt_lora_run *lora; /* active LoRA adapters (the context's), or NULL */
 };
 
 /* ---- state -------------------------------------------------------------- */
@@ -174,6 +175,7 @@ void pt_llm_state_reset(pt_llm_state *s) { s->n_past = 0; }
 void pt_llm_state_truncate(pt_llm_state *s, int n_keep) { s->n_past = n_keep; }
 int pt_llm_state_n_past(const pt_llm_state *s) { return s->n_past; }
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
+void pt_llm_state_set_lora(pt_llm_state *s, const pt_lora_run *lora) { s->lora = lora; }
 
 /* ---- running steps on the pool ----------------------------------------- */
 
@@ -196,7 +198,7 @@ static void run_tokens(pt_llm_state *s, pt_pool_fn fn, void *job, int n) {
 
 /* y_i = W_i x on the state's pool and scratch (matmul.h). */
 static void matmul_run(pt_llm_state *s, const pt_matmul *j) {
-    const pt_matmul_runner r = {s->cpu, s->pool, s->n_threads, s->mm_scratch, s->mm_scratch_n};
+    const pt_matmul_runner r = {s->cpu, s->pool, s->n_threads, s->mm_scratch, s->mm_scratch_n, s->lora};
     pt_matmul_run(&r, j);
 }
 

@@ -2,6 +2,7 @@
 #include "matmul.h"
 
 #include "fmatmul.h"
+#include "ops.h"
 #include "ops_simd.h"
 #include "quant.h"
 
@@ -37,6 +38,15 @@ size_t pt_matmul_scratch_bytes(const pt_cpu *cpu, int64_t max_cols) {
 
 /* ---- products ----------------------------------------------------------- */
 
+/* The LoRA terms of one job: for matrix i and active adapter k, the pair
+ * adapting w[i] (or NULL) and u = scale * (A x) for the job's n tokens
+ * ([n][rank], in the run's scratch). */
+typedef struct mm_lora {
+    int n;                                  /* active adapters */
+    const pt_lora_pair *pair[3][PT_LORA_MAX_ACTIVE];
+    float *u[3][PT_LORA_MAX_ACTIVE];
+} mm_lora;
+
 /* How a job's rows are split: into parts of units, which the tasks take
  * from a weighted run's claims or evenly by task. */
 typedef struct mm_plan {
@@ -48,6 +58,7 @@ typedef struct mm_plan {
     int n_parts;            /* one per matrix, or one for gate and up together */
     int64_t align[3];       /* rows per unit of each part */
     int64_t units[3];       /* units of each part */
+    const mm_lora *lora;    /* NULL: no adapter touches the job */
 } mm_plan;
 
 /* Tokens [t0, t1) of task `task` of n_tasks over n. */
@@ -75,7 +86,7 @@ static int64_t gcd64(int64_t a, int64_t b) {
  * are one part of units valid for both (a multiple of both alignments),
  * so a claimed range covers the same rows of both and silu can follow. */
 static mm_plan mm_parts(const pt_matmul *j, const pt_matmul_runner *r, pt_pool *pool) {
-    mm_plan pl = {j, r->cpu, pool, r->scratch, r->scratch_n, j->silu ? 1 : j->n_w, {0}, {0}};
+    mm_plan pl = {j, r->cpu, pool, r->scratch, r->scratch_n, j->silu ? 1 : j->n_w, {0}, {0}, NULL};
     if (j->silu) {
         const int64_t a = row_align(j->w[0]), b = row_align(j->w[1]);
         pl.align[0] = a / gcd64(a, b) * b;
@@ -87,8 +98,24 @@ static mm_plan mm_parts(const pt_matmul *j, const pt_matmul_runner *r, pt_pool *
     return pl;
 }
 
-/* y = W x for rows [r0, r1) of matrix i, on the calling thread's scratch.
- * (A LoRA adapter of W adds its product to these rows here.) */
+/* y[t][r] += B[r] . u[t] for rows [r0, r1): the low-rank terms of the
+ * adapters of matrix i (u already holds scale * A x). */
+static void mm_lora_rows(const mm_plan *pl, int i, int64_t r0, int64_t r1) {
+    const pt_matmul *j = pl->j;
+    const int64_t rows = j->w[i]->rows;
+    for (int k = 0; k < pl->lora->n; k++) {
+        const pt_lora_pair *p = pl->lora->pair[i][k];
+        if (!p) continue;
+        for (int t = 0; t < j->n; t++) {
+            const float *u = pl->lora->u[i][k] + (size_t)t * p->rank;
+            float *y = j->y[i] + (size_t)t * rows;
+            for (int64_t r = r0; r < r1; r++) y[r] += pt_dot_f32(p->b + (size_t)r * p->rank, u, p->rank);
+        }
+    }
+}
+
+/* y = W x for rows [r0, r1) of matrix i, on the calling thread's scratch,
+ * plus the LoRA terms of W's adapters for those rows. */
 static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thread) {
     const pt_matmul *j = pl->j;
     const pt_weight *w = j->w[i];
@@ -104,6 +131,7 @@ static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thr
         pt_fmatmul(pl->cpu, w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
     else
         pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
+    if (pl->lora) mm_lora_rows(pl, i, r0, r1);
 }
 
 /* Units [u0, u1) of part `part`. Every row is computed by exactly one
@@ -141,9 +169,81 @@ static void mm_task(void *ctx, int task, int n_tasks, int thread) {
     }
 }
 
+size_t pt_lora_run_u_floats(int max_tokens, int max_rank) {
+    return (size_t)3 * PT_LORA_MAX_ACTIVE * (size_t)max_tokens * (size_t)max_rank;
+}
+
+/* The pair of one adapter's (sorted by target address) that adapts w. */
+static const pt_lora_pair *lora_find(const pt_lora_pair *pairs, int n, const pt_weight *w) {
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if ((uintptr_t)pairs[mid].target < (uintptr_t)w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && pairs[lo].target == w ? &pairs[lo] : NULL;
+}
+
+/* u = scale * A x for tokens [t0, t1) of every LoRA term of the job. */
+typedef struct lora_u_job {
+    const pt_matmul *j;
+    const pt_cpu *cpu;
+    const pt_lora_run *run;
+    const mm_lora *ml;
+} lora_u_job;
+
+static void lora_u_task(void *ctx, int task, int n_tasks, int thread) {
+    (void)thread;
+    const lora_u_job *lj = ctx;
+    const pt_matmul *j = lj->j;
+    int64_t t0, t1;
+    split_even(j->n, task, n_tasks, &t0, &t1);
+    if (t0 >= t1) return;
+    for (int i = 0; i < j->n_w; i++)
+        for (int k = 0; k < lj->ml->n; k++) {
+            const pt_lora_pair *p = lj->ml->pair[i][k];
+            if (!p) continue;
+            const int64_t cols = j->w[i]->cols;
+            float *u = lj->ml->u[i][k] + t0 * p->rank;
+            pt_fmatmul(lj->cpu, PT_TYPE_F32, p->a, p->rank, cols, j->x + t0 * cols, t1 - t0, u, 0, p->rank);
+            const float s = p->scale * lj->run->scale[k];
+            for (int64_t e = 0; e < (t1 - t0) * p->rank; e++) u[e] *= s;
+        }
+}
+
+/* Which matrices of j the active adapters touch; their u = scale * A x
+ * computed (split by tokens on the pool for a batch). false: none. */
+static bool lora_prepare(const pt_matmul_runner *r, const pt_matmul *j, mm_lora *ml) {
+    const pt_lora_run *run = r->lora;
+    /* max_tokens covers every job of its owner (the LLM's chunks and logit
+     * rows are at most n_batch, pt_context_set_loras sizes u for that) */
+    if (!run || run->n == 0 || !j->x || j->n > run->max_tokens) return false;
+    bool any = false;
+    ml->n = run->n;
+    for (int i = 0; i < j->n_w; i++)
+        for (int k = 0; k < run->n; k++) {
+            const pt_lora_pair *p = lora_find(run->pairs[k], run->n_pairs[k], j->w[i]);
+            ml->pair[i][k] = p;
+            ml->u[i][k] = run->u + ((size_t)i * PT_LORA_MAX_ACTIVE + (size_t)k) * (size_t)run->max_tokens *
+                                       (size_t)run->max_rank;
+            any |= p != NULL;
+        }
+    if (!any) return false;
+    lora_u_job lj = {j, r->cpu, run, ml};
+    if (j->n > 1 && r->n_threads > 1)
+        pt_pool_run(r->pool, lora_u_task, &lj, j->n < r->n_threads ? j->n : r->n_threads);
+    else
+        lora_u_task(&lj, 0, 1, 0);
+    return true;
+}
+
 void pt_matmul_run(const pt_matmul_runner *r, const pt_matmul *j) {
     const bool weighted = r->n_threads > 1 && j->n > 1;
     mm_plan pl = mm_parts(j, r, weighted ? r->pool : NULL);
+    mm_lora ml;
+    if (lora_prepare(r, j, &ml)) pl.lora = &ml;
     if (weighted)
         pt_pool_run_weighted(r->pool, mm_task, &pl, pl.units, pl.n_parts);
     else if (r->n_threads == 1)

@@ -59,14 +59,49 @@ bool pt_weight_pack(pt_weight *w, const pt_cpu *cpu);
  * is one: the source pages may be gone). */
 void pt_weight_row(const pt_weight *w, int64_t r, float *dst);
 
+/* LoRA. One adapted matrix of an adapter (lora.h loads them): the rows
+ * of W x get scale * B (A x) added, in float32 on the float input x.
+ * Both factors are float32 heap copies owned by the adapter; the base
+ * matrix is never copied or changed. */
+typedef struct pt_lora_pair {
+    const pt_weight *target; /* the base model's matrix it adapts [rows x cols] */
+    int rank;
+    const float *a;          /* [rank][cols] */
+    const float *b;          /* [rows][rank] */
+    float scale;             /* the adapter's own: alpha / rank (rsLoRA: alpha / sqrt(rank)) */
+} pt_lora_pair;
+
+#define PT_LORA_MAX_ACTIVE 8 /* adapters stacked on one run */
+
+/* The adapters active on a run: each one's pairs (sorted by target
+ * address, for a binary search per product) and the caller's scale for
+ * it, and scratch for the low-rank products A x of one job. Switching
+ * the set rewrites these few pointers and scales only. */
+typedef struct pt_lora_run {
+    int n;
+    const pt_lora_pair *pairs[PT_LORA_MAX_ACTIVE];
+    int n_pairs[PT_LORA_MAX_ACTIVE];
+    float scale[PT_LORA_MAX_ACTIVE];   /* the caller's, times each pair's own */
+    int max_rank;                      /* over the active adapters' pairs */
+    float *u;            /* [3][PT_LORA_MAX_ACTIVE][max_tokens][max_rank] */
+    int max_tokens;      /* most tokens of one product */
+} pt_lora_run;
+
+/* Floats of pt_lora_run.u for max_tokens tokens and max_rank. */
+size_t pt_lora_run_u_floats(int max_tokens, int max_rank);
+
 /* Where products run: a pool of n_threads threads (held by the caller for
- * the run) and per-thread kernel scratch of scratch_n bytes each. */
+ * the run) and per-thread kernel scratch of scratch_n bytes each; the
+ * active LoRA adapters (NULL or n 0: none): every product of a matrix one
+ * of them adapts gets its low-rank term, so no graph has to know. The
+ * adapted matrices of a job need its float input j->x. */
 typedef struct pt_matmul_runner {
     const pt_cpu *cpu;
     pt_pool *pool;
     int n_threads;
     uint8_t *scratch;     /* [n_threads][scratch_n], or NULL when scratch_n is 0 */
     size_t scratch_n;
+    const pt_lora_run *lora;
 } pt_matmul_runner;
 
 /* Per-thread scratch bytes of products with up to max_cols columns on

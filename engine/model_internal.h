@@ -8,6 +8,8 @@
 #include "chat_template.h"
 #include "gguf.h"
 #include "llm.h"
+#include "lora.h"
+#include "matmul.h"
 #include "petrel.h"
 #include "tokenizer.h"
 
@@ -29,6 +31,10 @@ struct pt_context {
     int n_ctx, n_batch;
     float *logits;            /* [n_vocab]: after the last decoded token */
     bool have_logits;         /* false until the first pt_decode */
+    pt_lora_run lora;         /* the active adapters (pt_context_set_loras), given to
+                                 the run state; lora.u is owned here */
+    size_t lora_u_floats;     /* capacity of lora.u */
+    uint64_t lora_bytes;      /* factor bytes of the active adapters */
 };
 
 /* Name of the tensor type holding most bytes among the matrices (2-D

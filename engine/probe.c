@@ -20,6 +20,7 @@ pt_status pt_file_probe_gguf(const char *path, pt_file_probe *out, pt_error *err
     pt_gguf_str s;
     bool image = !strcmp(out->arch, "sd") || pt_gguf_get_str(g, "sd.family", &s);
     out->kind = image ? PT_MODEL_KIND_IMAGE : PT_MODEL_KIND_LLM;
+    out->adapter = pt_gguf_get_str(g, "general.type", &s) && pt_gguf_str_eq(s, "adapter");
     for (uint64_t i = 0; i < g->n_tensors; i++) {
         const pt_gguf_tensor *t = &g->tensors[i];
         out->n_params += t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];

@@ -137,7 +137,7 @@ int main(void) {
         pt_fmatmul_ref(PT_TYPE_F16, w, rows, cols, x, n, ref, 0, rows);
         for (int v = 0; v < n_cpus; v++) {
             pt_weight wt = {PT_TYPE_F16, w, rows, cols, NULL};
-            pt_matmul_runner run = {&cpus[v], NULL, 1, NULL, 0};
+            pt_matmul_runner run = {&cpus[v], NULL, 1, NULL, 0, NULL};
             pt_matmul job = {.n_w = 1, .w = {&wt}, .y = {y}, .x = x, .n = (int)n};
             pt_matmul_run(&run, &job);
             CHECK(memcmp(y, ref, (size_t)(n * rows) * sizeof(float)) == 0, "pt_matmul_run F16 [%s] not the oracle",

@@ -108,7 +108,7 @@ static void conv_task(void *ctx, int task, int n_tasks, int thread) {
     const pt_matmul_runner one = {&rt->cpu, NULL, 1,
                                   rt->mm_scratch ? rt->mm_scratch + (size_t)thread * rt->mm_scratch_n
                                                  : NULL,
-                                  rt->mm_scratch_n};
+                                  rt->mm_scratch_n, NULL};
     float *y = j->y + p0 * c->c_out;
     const bool int8 = sd_int8_input(&c->mm.w);
     const pt_matmul mj = {1, {&c->mm.w}, {y}, cols, int8 ? &qa : NULL, (int)(p1 - p0), false, int8};

@@ -134,7 +134,7 @@ pt_status sd_linear_run_n(sd_runtime *rt, const sd_linear *const *l, float *cons
         j.y[i] = y[i];
     }
     const pt_matmul_runner r = {&rt->cpu, rt->pool, rt->n_threads, rt->mm_scratch,
-                                rt->mm_scratch_n};
+                                rt->mm_scratch_n, NULL};
     pt_matmul_run(&r, &j);
     bias_job bj = {l, y, n_l, n};
     int64_t outs = 0;

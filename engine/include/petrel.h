@@ -280,9 +280,69 @@ typedef struct pt_memory_stats {
     uint64_t kv_bytes_ram;    /* KV cache bytes held in memory */
     int kv_tokens;            /* tokens in the cache (n_past) */
     int kv_capacity;          /* n_ctx */
+    uint64_t lora_bytes;      /* heap bytes of the context's active LoRA adapters
+                                 (their A and B factors; the base weights are shared) */
+    int n_lora;               /* active adapters */
 } pt_memory_stats;
 
 void pt_context_memory(const pt_context *ctx, pt_memory_stats *out);
+
+/* ---- LoRA adapters ----------------------------------------------------- */
+
+/* A LoRA adapter read into memory beside one loaded model: its low-rank
+ * factors only (float32 heap copies, a few MB at most), never a copy of
+ * the base weights. Any number may be loaded; each context picks which
+ * are active, with a scale each, between calls (pt_context_set_loras).
+ * Read-only after loading: contexts on several threads may share one.
+ *
+ * Formats: a PEFT adapter folder (adapter_config.json +
+ * adapter_model.safetensors, or either file's path) with lora_alpha, r,
+ * use_rslora (scale alpha/r, rsLoRA alpha/sqrt(r)); a llama.cpp GGUF
+ * adapter (general.type "adapter", adapter.lora.alpha, NAME.lora_a /
+ * NAME.lora_b: scale alpha/r, as llama.cpp). Adapted matrices: the
+ * attention's q/k/v/o, the feed-forward's gate/up/down, the output. */
+typedef struct pt_lora pt_lora;
+
+/* Read the adapter at path and bind it to model (each pair to the matrix
+ * it adapts, shapes checked). An adapter for another base model (a matrix
+ * the model lacks, another shape, another architecture) is PT_ERR_ARG
+ * saying so; a corrupt or unsupported file PT_ERR_FORMAT /
+ * PT_ERR_UNSUPPORTED. model NULL: read and check the file only, for
+ * pt_lora_get_info (such an adapter cannot be made active). */
+pt_status pt_lora_load(pt_model *model, const char *path, pt_lora **out, pt_error *err);
+/* Free an adapter no context has active any more. NULL is a no-op. */
+void pt_lora_free(pt_lora *lora);
+
+typedef struct pt_lora_info {
+    const char *format;   /* "peft" or "gguf" */
+    const char *arch;     /* architecture the GGUF names, "" for PEFT */
+    const char *base;     /* base model hint from the file ("" when none) */
+    const char *targets;  /* adapted matrix roles, comma-separated
+                             ("attn_q,attn_v,ffn_down,output"; from the file:
+                             escape before printing) */
+    int rank;             /* largest rank (PEFT: at least the config's r) */
+    float alpha;          /* lora_alpha / adapter.lora.alpha */
+    bool rslora;          /* PEFT use_rslora */
+    float scale;          /* the effective scale of its largest-rank pair */
+    int n_matrices;       /* matrices it adapts */
+    int n_layers;         /* distinct decoder layers among them */
+    uint64_t bytes;       /* heap bytes of its factors */
+} pt_lora_info;
+/* Strings live as long as the adapter. */
+void pt_lora_get_info(const pt_lora *lora, pt_lora_info *info);
+
+/* Make adapters[0..n) active on ctx with scales[i] each (NULL: all 1),
+ * stacked: every adapted product becomes W x + sum_i scales[i] * s_i *
+ * B_i (A_i x), s_i the adapter's own scale. n = 0 turns them all off. At
+ * most PT_LORA_MAX 8; each must have been loaded for ctx's model (else
+ * PT_ERR_ARG). Copies nothing but the pointers and scales and reloads
+ * nothing: it takes effect from the next pt_decode; tokens already in the
+ * KV cache keep what the set active when they were decoded gave them
+ * (pt_context_reset or pt_context_truncate to recompute them). The
+ * adapters must outlive their use by ctx. */
+#define PT_LORA_MAX 8
+pt_status pt_context_set_loras(pt_context *ctx, pt_lora *const *adapters, const float *scales, int n,
+                               pt_error *err);
 
 /* Forget every token (clears the KV cache). */
 void pt_context_reset(pt_context *ctx);
@@ -880,6 +940,7 @@ typedef struct pt_file_probe {
     char ftype[16];           /* dominant matrix type, e.g. "Q4_1" */
     pt_model_kind kind;       /* IMAGE for petrel's image GGUFs (arch "sd"...) */
     int64_t n_params;
+    bool adapter;             /* general.type "adapter": a LoRA file (pt_lora_load), not a model */
 } pt_file_probe;
 
 pt_status pt_file_probe_gguf(const char *path, pt_file_probe *out, pt_error *err);

@@ -1,0 +1,98 @@
+/* lora_api.c — the public side of LoRA adapters (pt_lora_* and
+ * pt_context_set_loras in petrel.h). */
+#include "lora.h"
+#include "matmul.h"
+#include "model_internal.h"
+#include "status.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static_assert(PT_LORA_MAX == PT_LORA_MAX_ACTIVE, "the public and internal adapter limits agree");
+
+pt_status pt_lora_bind_model(pt_lora *l, const pt_model *model, pt_error *err) {
+    return pt_lora_bind(l, model->llm, err);
+}
+
+pt_status pt_lora_load(pt_model *model, const char *path, pt_lora **out, pt_error *err) {
+    *out = NULL;
+    pt_lora *l = NULL;
+    pt_status st = pt_lora_read(path, &l, err);
+    if (st != PT_OK) return st;
+    if (model) st = pt_lora_bind(l, model->llm, err);
+    if (st != PT_OK) {
+        pt_lora_free(l);
+        return st;
+    }
+    *out = l;
+    return PT_OK;
+}
+
+void pt_lora_get_info(const pt_lora *l, pt_lora_info *info) {
+    int best = 0;
+    for (int i = 1; i < l->n_pairs; i++)
+        if (l->raw[i].rank > l->raw[best].rank) best = i;
+    /* distinct layers: mark them in a small bitmap (layers beyond it uncounted) */
+    unsigned char seen[4096 / 8] = {0};
+    int n_layers = 0;
+    for (int i = 0; i < l->n_pairs; i++) {
+        const int y = l->raw[i].layer;
+        if (y >= 0 && y < 4096 && !(seen[y / 8] & (1u << (y % 8)))) {
+            seen[y / 8] |= (unsigned char)(1u << (y % 8));
+            n_layers++;
+        }
+    }
+    *info = (pt_lora_info){
+        .format = l->format,
+        .arch = l->arch,
+        .base = l->base,
+        .targets = l->targets,
+        .rank = l->rank,
+        .alpha = l->alpha,
+        .rslora = l->rslora,
+        .scale = l->n_pairs ? l->raw[best].scale : 0.0f,
+        .n_matrices = l->n_pairs,
+        .n_layers = n_layers,
+        .bytes = l->bytes,
+    };
+}
+
+pt_status pt_context_set_loras(pt_context *c, pt_lora *const *adapters, const float *scales, int n,
+                               pt_error *err) {
+    if (n < 0 || n > PT_LORA_MAX || (n > 0 && !adapters))
+        return pt_fail(err, PT_ERR_ARG, "between 0 and %d adapters may be active (%d given)", PT_LORA_MAX, n);
+    int max_rank = 0;
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; i++) {
+        const pt_lora *l = adapters[i];
+        if (!l || l->llm != c->model->llm)
+            return pt_fail(err, PT_ERR_ARG, "adapter %d was not loaded for this context's model", i + 1);
+        if (scales && !isfinite(scales[i]))
+            return pt_fail(err, PT_ERR_ARG, "adapter %d has a scale that is not finite", i + 1);
+        for (int k = 0; k < l->n_pairs; k++)
+            if (l->pairs[k].rank > max_rank) max_rank = l->pairs[k].rank;
+        bytes += l->bytes;
+    }
+    /* scratch for the low-rank products of one job: grown, never shrunk */
+    const size_t need = pt_lora_run_u_floats(c->n_batch, max_rank);
+    if (need > c->lora_u_floats) {
+        float *u = malloc(need * sizeof *u);
+        if (!u) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the adapters' scratch");
+        free(c->lora.u);
+        c->lora.u = u;
+        c->lora_u_floats = need;
+    }
+    c->lora.n = n;
+    c->lora.max_rank = max_rank;
+    c->lora.max_tokens = c->n_batch;
+    for (int i = 0; i < n; i++) {
+        c->lora.pairs[i] = adapters[i]->pairs;
+        c->lora.n_pairs[i] = adapters[i]->n_pairs;
+        c->lora.scale[i] = scales ? scales[i] : 1.0f;
+    }
+    c->lora_bytes = bytes;
+    pt_llm_state_set_lora(c->state, n ? &c->lora : NULL);
+    return PT_OK;
+}

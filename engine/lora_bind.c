@@ -1,0 +1,93 @@
+/* lora_bind.c — binding a read LoRA adapter to a loaded decoder: each
+ * pair to the pt_weight it adapts (by the base's GGUF tensor name), shapes
+ * checked, B's rows put in the model's Q/K order. */
+#include "llm_internal.h"
+#include "lora.h"
+#include "matmul.h"
+#include "status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The matrix of m named `name` that an adapter may adapt, or NULL. */
+static const pt_weight *find_matrix(const pt_llm *m, const char *name, int layer) {
+    if (strcmp(name, "output.weight") == 0) return &m->output;
+    if (layer < 0 || layer >= m->hp.n_layer) return NULL;
+    const pt_llm_layer *L = &m->layers[layer];
+    const char *role = strchr(name + 4, '.'); /* after "blk.N" */
+    if (!role) return NULL;
+    static const char *roles[] = {".attn_q.weight",   ".attn_k.weight", ".attn_v.weight", ".attn_output.weight",
+                                  ".ffn_gate.weight", ".ffn_up.weight", ".ffn_down.weight"};
+    const pt_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
+        if (strcmp(role, roles[i]) == 0) return w[i];
+    return NULL;
+}
+
+/* HF keeps each head's Q/K rows in rotate-half order (i, i + D/2);
+ * llama.cpp's converter permutes a llama base's rows to interleaved pairs
+ * (2i, 2i+1), and so must B (its rows are the matrix's rows):
+ *   new row h*D + 2j + i  =  old row h*D + i*D/2 + j,  i in {0,1}, j < D/2. */
+static pt_status permute_rows(float *b, int64_t rows, int rank, int heads, pt_error *err) {
+    if (heads <= 0 || rows % (2 * heads) != 0)
+        return pt_fail(err, PT_ERR_FORMAT, "Q/K rows (%lld) do not split into %d heads", (long long)rows, heads);
+    const int64_t D = rows / heads;
+    float *old = malloc((size_t)rows * (size_t)rank * sizeof *old);
+    if (!old) return pt_fail(err, PT_ERR_NOMEM, "out of memory binding an adapter");
+    memcpy(old, b, (size_t)rows * (size_t)rank * sizeof *old);
+    for (int64_t h = 0; h < heads; h++)
+        for (int64_t j = 0; j < D / 2; j++)
+            for (int64_t i = 0; i < 2; i++)
+                memcpy(b + (size_t)(h * D + 2 * j + i) * (size_t)rank, old + (size_t)(h * D + i * (D / 2) + j) * (size_t)rank,
+                       (size_t)rank * sizeof *b);
+    free(old);
+    return PT_OK;
+}
+
+static int by_target(const void *a, const void *b) {
+    const uintptr_t x = (uintptr_t)((const pt_lora_pair *)a)->target;
+    const uintptr_t y = (uintptr_t)((const pt_lora_pair *)b)->target;
+    return x < y ? -1 : x > y;
+}
+
+pt_status pt_lora_bind(pt_lora *l, const pt_llm *m, pt_error *err) {
+    const pt_llm_hparams *hp = &m->hp;
+    if (l->arch[0] && strcmp(l->arch, hp->arch_name) != 0)
+        return pt_fail(err, PT_ERR_ARG, "the adapter is for a '%s' model, this model is '%s'", l->arch, hp->arch_name);
+    pt_lora_pair *pairs = calloc((size_t)l->n_pairs, sizeof *pairs);
+    if (!pairs) return pt_fail(err, PT_ERR_NOMEM, "out of memory binding an adapter");
+    for (int i = 0; i < l->n_pairs; i++) {
+        pt_lora_raw *r = &l->raw[i];
+        const pt_weight *w = find_matrix(m, r->target, r->layer);
+        pt_status st = PT_OK;
+        if (!w && r->layer >= hp->n_layer)
+            st = pt_fail(err, PT_ERR_ARG, "the adapter is for another base model: it adapts '%s' but the model has %d layers",
+                         r->target, hp->n_layer);
+        else if (!w)
+            st = pt_fail(err, PT_ERR_UNSUPPORTED, "the adapter adapts '%s', which petrel cannot adapt in this model",
+                         r->target);
+        else if (w->rows != r->rows || w->cols != r->cols)
+            st = pt_fail(err, PT_ERR_ARG,
+                         "the adapter is for another base model: '%s' is %lld x %lld here but %lld x %lld in the adapter",
+                         r->target, (long long)w->rows, (long long)w->cols, (long long)r->rows, (long long)r->cols);
+        else if (r->hf_qk && hp->arch == PT_ARCH_LLAMA)
+            st = permute_rows(r->b, r->rows, r->rank, strstr(r->target, ".attn_q.") ? hp->n_head : hp->n_head_kv, err);
+        if (st != PT_OK) {
+            free(pairs);
+            return st;
+        }
+        r->hf_qk = false; /* permuted once */
+        pairs[i] = (pt_lora_pair){w, r->rank, r->a, r->b, r->scale};
+    }
+    qsort(pairs, (size_t)l->n_pairs, sizeof *pairs, by_target);
+    for (int i = 1; i < l->n_pairs; i++)
+        if (pairs[i].target == pairs[i - 1].target) {
+            free(pairs);
+            return pt_fail(err, PT_ERR_FORMAT, "the adapter adapts one matrix twice");
+        }
+    free(l->pairs);
+    l->pairs = pairs;
+    l->llm = m;
+    return PT_OK;
+}

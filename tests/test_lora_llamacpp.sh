@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# test_lora_llamacpp.sh — llama.cpp loads the GGUF LoRA adapter petrel
+# reads (tests/data/lora/tiny_llama_a.gguf, made by llama.cpp's own
+# convert_lora_to_gguf.py from the PEFT adapter tiny_llama_a) and gives the
+# same greedy text as petrel on the float path, with the adapter in its
+# GGUF form and in its PEFT form, at scales 1 and 0.5, on three prompts.
+#
+# The float path on both sides: the tiny llama's weights as F32 (converted
+# here with llama-quantize), petrel with PETREL_CPU=ref (float products on
+# the float input), llama.cpp on the CPU with an F32 KV cache. llama.cpp's
+# side is tests/llamacpp_lora_greedy.c, built here against the llama.cpp
+# build of bench/build_llamacpp.sh (tools/test.sh builds it once before the
+# suites). Texts are compared as Python's decode(errors="replace") of
+# llama.cpp's bytes, which is what petrel's UTF-8 stream prints.
+CLI_LIB_NO_MODEL=1
+SRC=${PETREL_SOURCE_DIR:?PETREL_SOURCE_DIR not set}
+. "$(dirname "$0")/cli_lib.sh"
+D=${PETREL_TEST_DATA:?}
+
+simple=$(bash "$SRC/bench/build_llamacpp.sh" llama-simple) || { bad "no llama.cpp build"; echo "$passed passed, $failed failed"; exit 1; }
+quantize=$(bash "$SRC/bench/build_llamacpp.sh" llama-quantize) || { bad "no llama-quantize"; echo "$passed passed, $failed failed"; exit 1; }
+LB=$(dirname "$(dirname "$simple")")
+LSRC=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$LB/CMakeCache.txt")
+cc -O1 -c "$SRC/tests/llamacpp_lora_greedy.c" -I"$LSRC/include" -I"$LSRC/ggml/include" -o "$TMP/lg.o" \
+  && c++ "$TMP/lg.o" "$LB/src/libllama.a" "$LB/ggml/src/libggml.a" "$LB/ggml/src/libggml-cpu.a" \
+         "$LB/ggml/src/libggml-base.a" -fopenmp -lpthread -lm -o "$TMP/lg" && ok || bad "building the llama.cpp harness"
+"$quantize" --allow-requantize "$D/tiny_llama.gguf" "$TMP/f32.gguf" F32 >"$TMP/q.log" 2>&1 && ok || bad "llama-quantize F32: $(tail -3 "$TMP/q.log")"
+
+same_text() { # what llama_bytes petrel_text
+    if python3 - "$2" "$3" <<'PY'
+import sys
+ref = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+got = open(sys.argv[2], "rb").read().decode("utf-8")
+sys.exit(0 if got == ref + "\n" and len(ref) > 0 else 1)
+PY
+    then ok; else bad "$1: llama.cpp $(od -c "$2" | head -3) vs petrel $(od -c "$3" | head -3)"; fi
+}
+
+i=0
+for prompt in "The quick brown fox" "Hello, world! hello there" "What is the capital of France?"; do
+    for scale in 1 0.5; do
+        i=$((i + 1))
+        "$TMP/lg" "$TMP/f32.gguf" "$D/lora/tiny_llama_a.gguf" "$scale" 24 "$prompt" >"$TMP/llama$i" 2>"$TMP/err" \
+            && ok || bad "llama.cpp with the adapter ($prompt, $scale): $(cat "$TMP/err")"
+        for form in "$D/lora/tiny_llama_a.gguf" "$D/lora/tiny_llama_a"; do
+            PETREL_CPU=ref "$BIN" run -m "$TMP/f32.gguf" -p "$prompt" -n 24 --temp 0 --lora "$form:$scale" \
+                >"$TMP/petrel$i" 2>"$TMP/err" && ok || bad "petrel: $(cat "$TMP/err")"
+            same_text "'$prompt' at $scale, $(basename "$form")" "$TMP/llama$i" "$TMP/petrel$i"
+        done
+    done
+done
+# and the adapter matters: without it llama.cpp's text is another
+"$TMP/lg" "$TMP/f32.gguf" - 1 24 "The quick brown fox" >"$TMP/llama_base" 2>"$TMP/err" && ok || bad "llama.cpp base"
+cmp -s "$TMP/llama_base" "$TMP/llama1" && bad "llama.cpp's text does not change with the adapter" || ok
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
