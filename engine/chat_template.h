@@ -20,6 +20,7 @@ typedef enum pt_tmpl_kind {
     PT_TMPL_LLAMA3,   /* <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|> */
     PT_TMPL_LLAMA2,   /* <s>[INST] <<SYS>>\n...\n<</SYS>>\n\nuser [/INST] answer </s> */
     PT_TMPL_ZEPHYR,   /* <|user|>\ncontent</s>\n (TinyLlama chat) */
+    PT_TMPL_GEMMA,    /* <start_of_turn>user\ncontent<end_of_turn>\n (Gemma 2/3; "model" for assistant) */
 } pt_tmpl_kind;
 
 typedef struct pt_chat_template {

@@ -82,6 +82,13 @@ pt_status pt_model_load(const char *path, const pt_model_params *params, pt_mode
         pt_chat_template_detect(s.ptr, (size_t)s.len, &m->tmpl);
     else
         pt_chat_template_detect(NULL, 0, &m->tmpl);
+    /* Some Gemma 3 GGUFs (the 270M on PyPI among them) carry no template,
+     * yet their vocabulary has Gemma's turn markers as tokens: give them
+     * Gemma's template (llama.cpp would fall back to ChatML, whose
+     * markers are no tokens of theirs). */
+    if (m->tmpl.kind == PT_TMPL_UNKNOWN && !pt_gguf_find(m->gguf, "tokenizer.chat_template") &&
+        pt_llm_get_hparams(m->llm)->arch == PT_ARCH_GEMMA3)
+        m->tmpl.kind = PT_TMPL_GEMMA;
     if (!m->name) {
         pt_model_free(m);
         return pt_fail(err, PT_ERR_NOMEM, "out of memory loading %s", path);
