@@ -4,7 +4,7 @@
  * Internal to the engine.
  *
  * Weights are views into the GGUF mapping; matrices whose type has an
- * int8 fast path (Q4_0, Q4_1, Q8_0 on AVX2 / AVX-VNNI / AVX-512 VNNI /
+ * int8 fast path (Q4_0, Q4_1, Q5_0, Q8_0 on AVX2 / AVX-VNNI / AVX-512 VNNI /
  * NEON dotprod / i8mm: kernels/cpu/qmatmul.h) are repacked at load into
  * heap copies and their source pages dropped from memory. Activations are
  * float32; products of the repacked matrices quantize them to int8 per 32

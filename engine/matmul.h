@@ -82,7 +82,7 @@ typedef struct pt_matmul {
     const pt_qact *qa;      /* x quantized: read by the packed ones */
     int n;
     bool silu;              /* w[0], w[1] = gate, up (equal rows): y[0] = silu(y[0]) * y[1] */
-    /* Unpacked Q4_0 / Q4_1 / Q8_0 matrices (a CPU variant that packs
+    /* Unpacked Q4_0 / Q4_1 / Q5_0 / Q8_0 matrices (a CPU variant that packs
      * nothing: "ref") read qa too, through pt_qmatmul_ref: bitwise what the
      * packed kernels of the other variants give (the image graphs, whose
      * pixels must not depend on the variant). false: they read x. */
