@@ -528,9 +528,9 @@ static void test_cpu_choice(void) {
     st = pt_llm_load(g, &m, &err);
     if (st == PT_OK) pt_llm_get_pack_info(m, &pi);
     /* tiny_llama_rs: Q4_0 token_embd (tied: the output), and per layer
-     * one Q4_0, one Q4_1 and one Q8_0 matrix among 7 */
+     * one Q4_0, one Q4_1, one Q5_0 and one Q8_0 matrix among 7 */
     CHECK(st == PT_OK && strcmp(pi.variant, pt_cpu_variant_name(cpu.variant)) == 0 &&
-              (cpu.variant == PT_CPU_REF ? pi.n_packed == 0 : pi.n_packed == 7 && pi.n_ref == 8),
+              (cpu.variant == PT_CPU_REF ? pi.n_packed == 0 : pi.n_packed == 9 && pi.n_ref == 6),
           "default CPU: %s, variant %s, %d packed, %d not", err.msg, pi.variant, pi.n_packed, pi.n_ref);
     pt_llm_free(m);
 
