@@ -14,6 +14,11 @@
  *     separate output, linear rope scaling (new and old key), Llama 3.1
  *     rope_freqs, qwen2 biases, qwen3 Q/K norms and head_dim != E/H.
  *     Whole logit rows at every position.
+ *   - tiny_gemma3: llama.cpp's F32 conversion of a seeded transformers
+ *     Gemma3ForCausalLM (tools/gen_hf_tiny.py, tools/gen_tiny_gemma3.py)
+ *     with 5 sliding-window layers (window 8, rope base 1e4) and one
+ *     global (1e6), GeGLU, post-norms, Q/K norms, embedding scale; the
+ *     prompts are longer than the window. Whole rows at every position.
  *   - SmolLM2-135M-Instruct Q4_1: 4 ChatML prompts; at every position the
  *     reference top-1 and top-64 logits, whole rows at two positions.
  * Each prompt runs as one batch, in caller-made pieces through a small
@@ -391,6 +396,9 @@ static const tiny_case TINY[] = {
     {"tiny_llama3.gguf", "tiny_llama3.logits", "llama", 272, 2, 4, 2, 16, 96, false, true, 500000.0f, 1.0f},
     {"tiny_qwen2.gguf", "tiny_qwen2.logits", "qwen2", 384, 2, 4, 2, 16, 256, true, false, 1e6f, 1.0f},
     {"tiny_qwen3.gguf", "tiny_qwen3.logits", "qwen3", 352, 3, 4, 2, 32, 256, true, true, 1e6f, 1.0f},
+    /* llama.cpp's conversion (tools/gen_tiny_gemma3.py) of the seeded HF
+     * checkpoint of tools/gen_hf_tiny.py, against its transformers logits */
+    {"tiny_gemma3.gguf", "hf-tiny/gemma3/logits", "gemma3", 384, 6, 4, 2, 16, 128, true, true, 1e6f, 1.0f},
 };
 
 static bool all_feeds(int prompt, feed how) {
