@@ -376,6 +376,11 @@ void pt_chat_template_detect(const char *tmpl, size_t len, pt_chat_template *out
         return;
     }
     if (has(t, "<start_of_turn>") && has(t, "<end_of_turn>")) {
+        /* Google's templates: Gemma 3 folds a system message into the
+         * first turn, Gemma 1/2 raise on one; others are not known */
+        out->gemma_system = has(t, "first_user_prefix");
+        if (!out->gemma_system && !has(t, "System role not supported")) return;
+        out->gemma_bos = has(t, "bos_token");
         out->kind = PT_TMPL_GEMMA;
         return;
     }
@@ -594,20 +599,25 @@ static void render_zephyr(const render_in *in, sbuf *b) {
     if (in->add_assistant) sb_str(b, "<|assistant|>\n");
 }
 
-/* Gemma 2/3 (Google's template): BOS, then per message
+/* Gemma 1/2/3 (Google's templates): BOS (Gemma 2/3), then per message
  * <start_of_turn>ROLE\nTRIMMED<end_of_turn>\n with "model" for the
  * assistant, and <start_of_turn>model\n as the generation prompt. A
- * leading system message is no turn of its own: its content (untrimmed)
- * and "\n\n" open the first turn's text. The other turns must alternate
- * user/model, starting with user. */
-static pt_status render_gemma(const render_in *in, sbuf *b, pt_error *err) {
+ * leading system message is an error (Gemma 1/2) or no turn of its own
+ * (Gemma 3): its content (untrimmed) and "\n\n" open the first turn's
+ * text. The turns must alternate user/model, starting with user, as the
+ * templates check it: a later system message takes an assistant's place
+ * (and is written as a "system" turn). */
+static pt_status render_gemma(const pt_chat_template *t, const render_in *in, sbuf *b,
+                              pt_error *err) {
     int first = 0;
     const slice *sys = NULL;
     if (in->m[0].r == ROLE_SYSTEM) {
+        if (!t->gemma_system)
+            return pt_fail(err, PT_ERR_TEMPLATE, "gemma chat template: system role not supported");
         sys = &in->m[0].content;
         first = 1;
     }
-    sb_sl(b, in->bos);
+    if (t->gemma_bos) sb_sl(b, in->bos);
     for (int k = 0; first + k < in->n; k++) {
         const msg *m = &in->m[first + k];
         if ((m->r == ROLE_USER) != (k % 2 == 0))
@@ -616,7 +626,10 @@ static pt_status render_gemma(const render_in *in, sbuf *b, pt_error *err) {
                            "user/assistant/user/assistant/... (message %d is '%.*s')",
                            first + k + 1, (int)m->role_name.n, m->role_name.p);
         sb_str(b, "<start_of_turn>");
-        sb_str(b, m->r == ROLE_ASSISTANT ? "model" : "user");
+        if (m->r == ROLE_ASSISTANT)
+            sb_str(b, "model");
+        else
+            sb_sl(b, m->role_name);
         sb_str(b, "\n");
         if (k == 0 && sys) {
             sb_sl(b, *sys);
@@ -721,7 +734,7 @@ pt_status pt_chat_template_render_spans(const pt_chat_template *t, const pt_chat
         case PT_TMPL_LLAMA3: render_llama3(t, &in, &b); break;
         case PT_TMPL_LLAMA2: st = render_llama2(&in, &b, err); break;
         case PT_TMPL_ZEPHYR: render_zephyr(&in, &b); break;
-        case PT_TMPL_GEMMA: st = render_gemma(&in, &b, err); break;
+        case PT_TMPL_GEMMA: st = render_gemma(t, &in, &b, err); break;
         case PT_TMPL_UNKNOWN: break; /* rejected above */
         }
     }

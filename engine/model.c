@@ -88,7 +88,7 @@ pt_status pt_model_load(const char *path, const pt_model_params *params, pt_mode
      * markers are no tokens of theirs). */
     if (m->tmpl.kind == PT_TMPL_UNKNOWN && !pt_gguf_find(m->gguf, "tokenizer.chat_template") &&
         pt_llm_get_hparams(m->llm)->arch == PT_ARCH_GEMMA3)
-        m->tmpl.kind = PT_TMPL_GEMMA;
+        m->tmpl = (pt_chat_template){.kind = PT_TMPL_GEMMA, .gemma_bos = true, .gemma_system = true};
     if (!m->name) {
         pt_model_free(m);
         return pt_fail(err, PT_ERR_NOMEM, "out of memory loading %s", path);
