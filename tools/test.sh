@@ -22,6 +22,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 bash tools/setup.sh --test
 PETREL_SMOLLM2=$(python3 tools/fetch_model.py)
 export PETREL_SMOLLM2
+PETREL_GEMMA3=$(python3 tools/fetch_gemma3.py)
+export PETREL_GEMMA3
 
 timings=""
 run_stage() { # name command...
