@@ -82,6 +82,8 @@ pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err);
 pt_status pt_llm_cpu_from_name(const char *name, pt_cpu *out, pt_error *err);
 void pt_llm_free(pt_llm *m);
 const pt_llm_hparams *pt_llm_get_hparams(const pt_llm *m);
+/* How many layers use the sliding window (0 when hp.n_swa is 0). */
+int pt_llm_swa_layers(const pt_llm *m);
 
 /* What loading repacked. */
 typedef struct pt_llm_pack_info {

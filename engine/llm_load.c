@@ -673,4 +673,10 @@ void pt_llm_free(pt_llm *m) {
 
 const pt_llm_hparams *pt_llm_get_hparams(const pt_llm *m) { return &m->hp; }
 
+int pt_llm_swa_layers(const pt_llm *m) {
+    int n = 0;
+    for (int il = 0; m->hp.n_swa > 0 && il < m->hp.n_layer; il++) n += m->layers[il].swa;
+    return n;
+}
+
 void pt_llm_get_pack_info(const pt_llm *m, pt_llm_pack_info *out) { *out = m->pack; }
