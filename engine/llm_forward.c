@@ -151,8 +151,9 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
         s->inv_freq_swa = malloc((size_t)hp->n_rot / 2 * sizeof(float));
         s->rope_cs_swa = malloc(nb * (size_t)hp->n_rot * sizeof(float));
     }
-    if (!s->inv_freq || !s->rope_cs || (hp->n_swa > 0 && (!s->inv_freq_swa || !s->rope_cs_swa)) || !s->x || !s->xn || !s->q || !s->k || !s->v || !s->att ||
-        !s->gate || !s->up || !s->qa_buf || !s->attn_scratch || (s->mm_scratch_n && !s->mm_scratch)) {
+    if (!s->inv_freq || !s->rope_cs || (hp->n_swa > 0 && (!s->inv_freq_swa || !s->rope_cs_swa)) ||
+        !s->x || !s->xn || !s->q || !s->k || !s->v || !s->att || !s->gate || !s->up || !s->qa_buf ||
+        !s->attn_scratch || (s->mm_scratch_n && !s->mm_scratch)) {
         pt_llm_state_free(s);
         return pt_fail(err, PT_ERR_NOMEM, "out of memory for scratch buffers of a %d-token batch",
                        n_batch);
