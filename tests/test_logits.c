@@ -646,6 +646,8 @@ static void test_load_errors(void) {
     expect_load_error("tiny_llama_rs_badshape.gguf", PT_ERR_FORMAT,
                       "tensor 'blk.0.attn_v.weight' has shape [64, 8], expected [64, 16]");
     expect_load_error("tiny_llama_rs_badarch.gguf", PT_ERR_UNSUPPORTED, "unknown architecture 'foo'");
+    expect_load_error("tiny_gemma3_badpattern.gguf", PT_ERR_FORMAT,
+                      "key 'gemma3.attention.sliding_window_pattern' is not an array of 2 flags");
     expect_load_error("tiny_qwen2_iq2xs.gguf", PT_ERR_UNSUPPORTED,
                       "tensor 'blk.1.ffn_down.weight' has unsupported type IQ2_XS");
 

@@ -5,6 +5,11 @@ paths of the loader and forward pass (sliding_window_pattern as an array,
 rope.freq_base_swa, final_logit_softcapping, post-norms, Q/K norms).
 
 usage: make_gemma3_seed.py [OUT]
+       make_gemma3_seed.py --bad-pattern [OUT]
+
+--bad-pattern writes tests/data/tiny_gemma3_badpattern.gguf instead: the
+same model with a sliding_window_pattern array of 3 flags for its 2 layers
+(test_logits expects the loader to name the key).
 
 2 layers (the first local with a window of 3, the second global), E 8,
 2 heads of 4 sharing 1 KV head, F 16, a 16-piece SentencePiece vocabulary;
@@ -21,8 +26,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        ROOT, "tests", "fuzz", "corpus", "fuzz_gguf", "valid_tiny_gemma3.gguf")
+    args = sys.argv[1:]
+    bad = bool(args) and args[0] == "--bad-pattern"
+    if bad:
+        args = args[1:]
+    default = (os.path.join(ROOT, "tests", "data", "tiny_gemma3_badpattern.gguf") if bad else
+               os.path.join(ROOT, "tests", "fuzz", "corpus", "fuzz_gguf", "valid_tiny_gemma3.gguf"))
+    out = args[0] if args else default
     rng = np.random.default_rng(3)
     E, H, HKV, D, F, L = 8, 2, 1, 4, 16, 2
     pieces = ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>",
@@ -42,7 +52,7 @@ def main():
     w.add_rope_freq_base(1e6)
     w.add_layer_norm_rms_eps(1e-6)
     w.add_sliding_window(3)
-    w.add_array("gemma3.attention.sliding_window_pattern", [True, False])
+    w.add_array("gemma3.attention.sliding_window_pattern", [True, False, True] if bad else [True, False])
     w.add_float32("gemma3.rope.freq_base_swa", 10000.0)
     w.add_float32("gemma3.final_logit_softcapping", 30.0)
     w.add_tokenizer_model("llama")
