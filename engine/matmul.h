@@ -12,7 +12,11 @@
  *            y is n rows of rows float32 ([n][rows]): y[t] = W x[t].
  *   layouts  W is either a view of its GGUF bytes (any type the kernels
  *            support: fmatmul.h's FMA kernels on the float x for F32 /
- *            F16 / BF16, pt_matmul_ref for the rest) or, when `packed`,
+ *            F16 / BF16; for the other types (K-quants, Q5_1) on a fast
+ *            variant, the same kernels on tiles of 16 rows dequantized
+ *            into the thread's scratch (each output pt_fmatmul_ref's over
+ *            the dequantized row); pt_matmul_ref on the "ref" variant, for
+ *            int8_ref jobs and without scratch) or, when `packed`,
  *            the int8 kernels' interleaved copy (qmatmul.h), which reads
  *            the caller's int8 quantization of x (pt_qact) instead.
  *   grouping up to three products that read one input go in one run (Q, K,
@@ -70,7 +74,8 @@ typedef struct pt_matmul_runner {
 } pt_matmul_runner;
 
 /* Per-thread scratch bytes of products with up to max_cols columns on
- * cpu's kernels (a multiple of 64; 0: none needed). */
+ * cpu's kernels (a multiple of 64; 0: none needed): the int8 kernels'
+ * panels or the tiled float path's rows, whichever is larger. */
 size_t pt_matmul_scratch_bytes(const pt_cpu *cpu, int64_t max_cols);
 
 /* Up to three products reading one input. */
