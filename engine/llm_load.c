@@ -155,10 +155,14 @@ static pt_status read_gemma3(const key_reader *r, pt_llm_hparams *hp) {
         hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim);
     pt_status st;
     if ((st = get_int(r, "attention.sliding_window", 0, MAX_CTX, 0, &hp->n_swa)) ||
-        (st = get_pos_float(r, "rope.freq_base_swa", 10000.0f, &hp->rope_base_swa, NULL)) ||
-        (st = get_pos_float(r, "final_logit_softcapping", 0.0f, &hp->logit_softcap, NULL)))
+        (st = get_pos_float(r, "rope.freq_base_swa", 10000.0f, &hp->rope_base_swa, NULL)))
         return st;
-    return PT_OK;
+    /* soft-capping: absent or 0 is none (as llama.cpp), else positive */
+    char key[128];
+    float cap;
+    if (pt_gguf_get_f32(r->g, arch_key(r, "final_logit_softcapping", key, sizeof key), &cap) && cap == 0.0f)
+        return PT_OK;
+    return get_pos_float(r, "final_logit_softcapping", 0.0f, &hp->logit_softcap, NULL);
 }
 
 /* Which layers are sliding-window ones (read_gemma3's rule), into
