@@ -149,6 +149,9 @@ int cmd_info(int argc, char **argv) {
     printf("%-16s %d\n", "vocabulary", in.n_vocab);
     printf("%-16s %d\n", "context (train)", in.n_ctx_train);
     printf("%-16s %g\n", "rope base", (double)in.rope_base);
+    if (in.n_swa > 0)
+        printf("%-16s %d positions on %d of %d layers (rope base %g)\n", "sliding window", in.n_swa,
+               in.n_swa_layers, in.n_layer, (double)in.rope_base_swa);
     printf("%-16s %s\n", "tokenizer", app_escaped(in.tokenizer, safe, sizeof safe));
     printf("%-16s %s\n", "chat template", app_escaped(in.chat_template_kind, safe, sizeof safe));
     printf("%-16s %s, %d matrices repacked (%.1f MiB) in %.3f s\n", "kernels", in.kernels, in.n_repacked,

@@ -375,6 +375,15 @@ void pt_chat_template_detect(const char *tmpl, size_t len, pt_chat_template *out
         out->kind = PT_TMPL_LLAMA2;
         return;
     }
+    if (has(t, "<start_of_turn>") && has(t, "<end_of_turn>")) {
+        /* Google's templates: Gemma 3 folds a system message into the
+         * first turn, Gemma 1/2 raise on one; others are not known */
+        out->gemma_system = has(t, "first_user_prefix");
+        if (!out->gemma_system && !has(t, "System role not supported")) return;
+        out->gemma_bos = has(t, "bos_token");
+        out->kind = PT_TMPL_GEMMA;
+        return;
+    }
     /* Phi-3 also writes <|user|>, but ends turns with <|end|>. */
     if (has(t, "<|user|>") && (has(t, "eos_token") || has(t, "</s>")) && !has(t, "<|end|>")) {
         out->kind = PT_TMPL_ZEPHYR;
@@ -389,6 +398,7 @@ const char *pt_tmpl_kind_name(pt_tmpl_kind k) {
     case PT_TMPL_LLAMA3: return "llama3";
     case PT_TMPL_LLAMA2: return "llama2";
     case PT_TMPL_ZEPHYR: return "zephyr";
+    case PT_TMPL_GEMMA: return "gemma";
     }
     return "unknown";
 }
@@ -589,6 +599,49 @@ static void render_zephyr(const render_in *in, sbuf *b) {
     if (in->add_assistant) sb_str(b, "<|assistant|>\n");
 }
 
+/* Gemma 1/2/3 (Google's templates): BOS (Gemma 2/3), then per message
+ * <start_of_turn>ROLE\nTRIMMED<end_of_turn>\n with "model" for the
+ * assistant, and <start_of_turn>model\n as the generation prompt. A
+ * leading system message is an error (Gemma 1/2) or no turn of its own
+ * (Gemma 3): its content (untrimmed) and "\n\n" open the first turn's
+ * text. The turns must alternate user/model, starting with user, as the
+ * templates check it: a later system message takes an assistant's place
+ * (and is written as a "system" turn). */
+static pt_status render_gemma(const pt_chat_template *t, const render_in *in, sbuf *b,
+                              pt_error *err) {
+    int first = 0;
+    const slice *sys = NULL;
+    if (in->m[0].r == ROLE_SYSTEM) {
+        if (!t->gemma_system)
+            return pt_fail(err, PT_ERR_TEMPLATE, "gemma chat template: system role not supported");
+        sys = &in->m[0].content;
+        first = 1;
+    }
+    if (t->gemma_bos) sb_sl(b, in->bos);
+    for (int k = 0; first + k < in->n; k++) {
+        const msg *m = &in->m[first + k];
+        if ((m->r == ROLE_USER) != (k % 2 == 0))
+            return pt_fail(err, PT_ERR_TEMPLATE,
+                           "gemma chat template: conversation roles must alternate "
+                           "user/assistant/user/assistant/... (message %d is '%.*s')",
+                           first + k + 1, (int)m->role_name.n, m->role_name.p);
+        sb_str(b, "<start_of_turn>");
+        if (m->r == ROLE_ASSISTANT)
+            sb_str(b, "model");
+        else
+            sb_sl(b, m->role_name);
+        sb_str(b, "\n");
+        if (k == 0 && sys) {
+            sb_sl(b, *sys);
+            sb_str(b, "\n\n");
+        }
+        sb_sl(b, py_strip(m->content));
+        sb_str(b, "<end_of_turn>\n");
+    }
+    if (in->add_assistant) sb_str(b, "<start_of_turn>model\n");
+    return PT_OK;
+}
+
 /* Check and classify the caller's messages into m[0..n). */
 static pt_status classify(const pt_chat_message *msgs, int n, msg *m, pt_error *err) {
     for (int i = 0; i < n; i++) {
@@ -647,8 +700,8 @@ pt_status pt_chat_template_render_spans(const pt_chat_template *t, const pt_chat
     if (!t) return pt_fail(err, PT_ERR_ARG, "chat template: no template");
     if (t->kind == PT_TMPL_UNKNOWN)
         return pt_fail(err, PT_ERR_TEMPLATE,
-                       "chat template not recognised: petrel renders ChatML, Llama 3, Llama 2 "
-                       "and Zephyr templates only");
+                       "chat template not recognised: petrel renders ChatML, Llama 3, Llama 2, "
+                       "Zephyr and Gemma templates only");
     if (!msgs || n_msgs <= 0) return pt_fail(err, PT_ERR_ARG, "chat template: no messages");
 
     msg stack[PT_CHAT_STACK_MSGS];
@@ -681,6 +734,7 @@ pt_status pt_chat_template_render_spans(const pt_chat_template *t, const pt_chat
         case PT_TMPL_LLAMA3: render_llama3(t, &in, &b); break;
         case PT_TMPL_LLAMA2: st = render_llama2(&in, &b, err); break;
         case PT_TMPL_ZEPHYR: render_zephyr(&in, &b); break;
+        case PT_TMPL_GEMMA: st = render_gemma(t, &in, &b, err); break;
         case PT_TMPL_UNKNOWN: break; /* rejected above */
         }
     }

@@ -20,6 +20,7 @@ typedef enum pt_tmpl_kind {
     PT_TMPL_LLAMA3,   /* <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|> */
     PT_TMPL_LLAMA2,   /* <s>[INST] <<SYS>>\n...\n<</SYS>>\n\nuser [/INST] answer </s> */
     PT_TMPL_ZEPHYR,   /* <|user|>\ncontent</s>\n (TinyLlama chat) */
+    PT_TMPL_GEMMA,    /* <start_of_turn>user\ncontent<end_of_turn>\n (Gemma 2/3; "model" for assistant) */
 } pt_tmpl_kind;
 
 typedef struct pt_chat_template {
@@ -35,6 +36,10 @@ typedef struct pt_chat_template {
      * NULL for Llama 3.0 templates. A template whose date default is
      * strftime_now gets today's local date at detection time. */
     char *system_preamble;
+    /* GEMMA only: the template writes bos_token first (Gemma 2/3; Gemma 1
+     * does not), and a leading system message is folded into the first
+     * turn (Gemma 3's first_user_prefix; Gemma 1/2 reject it). */
+    bool gemma_bos, gemma_system;
 } pt_chat_template;
 
 /* Recognise a template string (may be NULL or empty: gives UNKNOWN).

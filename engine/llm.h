@@ -1,10 +1,10 @@
 /*
- * llm.h — decoder-only transformer models (llama, qwen2, qwen3 families):
+ * llm.h — decoder-only transformer models (llama, qwen2, qwen3, gemma3 families):
  * hyperparameters and weights read from GGUF, KV cache, forward pass.
  * Internal to the engine.
  *
  * Weights are views into the GGUF mapping; matrices whose type has an
- * int8 fast path (Q4_0, Q4_1, Q8_0 on AVX2 / AVX-VNNI / AVX-512 VNNI /
+ * int8 fast path (Q4_0, Q4_1, Q5_0, Q8_0 on AVX2 / AVX-VNNI / AVX-512 VNNI /
  * NEON dotprod / i8mm: kernels/cpu/qmatmul.h) are repacked at load into
  * heap copies and their source pages dropped from memory. Activations are
  * float32; products of the repacked matrices quantize them to int8 per 32
@@ -18,7 +18,10 @@
 #include "gguf.h"
 #include "petrel.h"
 
-typedef enum pt_arch { PT_ARCH_LLAMA, PT_ARCH_QWEN2, PT_ARCH_QWEN3 } pt_arch;
+typedef enum pt_arch { PT_ARCH_LLAMA, PT_ARCH_QWEN2, PT_ARCH_QWEN3, PT_ARCH_GEMMA3 } pt_arch;
+
+/* The gated feed-forward's activation: silu (SwiGLU) or GELU's tanh form (GeGLU). */
+typedef enum pt_ffn_act { PT_FFN_SILU, PT_FFN_GELU_TANH } pt_ffn_act;
 
 typedef struct pt_llm_hparams {
     pt_arch arch;
@@ -31,6 +34,18 @@ typedef struct pt_llm_hparams {
     float rope_freq_scale; /* 1 / rope.scaling.factor for linear scaling, else 1 */
     float norm_eps;
     bool tied_output;    /* output.weight absent: reuse token_embd.weight */
+    pt_ffn_act ffn_act;
+    float embd_scale;    /* token embeddings are multiplied by it (gemma3: sqrt(n_embd)), else 1 */
+    float attn_scale;    /* scores are q.k * attn_scale (1/sqrt(head_dim) unless the family says) */
+    float logit_softcap; /* final_logit_softcapping, 0: none */
+    /* Sliding-window attention (gemma3): n_swa > 0 is the window of the
+     * layers marked in swa_layers (a position sees the last n_swa
+     * positions, its own included); those layers rotate with
+     * rope_base_swa and no scaling, the others with rope_base and
+     * rope_freq_scale. n_swa == 0: every layer is global. */
+    int n_swa;
+    float rope_base_swa;
+    bool post_norms;     /* gemma3: RMSNorm of each sublayer's output before the residual add */
 } pt_llm_hparams;
 
 typedef struct pt_llm pt_llm;
@@ -67,6 +82,8 @@ pt_status pt_llm_load(const pt_gguf *g, pt_llm **out, pt_error *err);
 pt_status pt_llm_cpu_from_name(const char *name, pt_cpu *out, pt_error *err);
 void pt_llm_free(pt_llm *m);
 const pt_llm_hparams *pt_llm_get_hparams(const pt_llm *m);
+/* How many layers use the sliding window (0 when hp.n_swa is 0). */
+int pt_llm_swa_layers(const pt_llm *m);
 
 /* What loading repacked. */
 typedef struct pt_llm_pack_info {

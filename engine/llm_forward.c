@@ -1,23 +1,29 @@
 /*
  * llm_forward.c — the run state of one sequence and the forward pass of
- * the llama / qwen2 / qwen3 decoder (weights: llm_internal.h).
+ * the llama / qwen2 / qwen3 / gemma3 decoder (weights: llm_internal.h).
  *
  * A call to pt_llm_forward is split into chunks of at most n_batch tokens.
  * Each chunk goes through every layer with all its tokens at once, so each
  * weight row is read once per chunk:
  *
- *   x = token_embd[tokens]                                  [n][E]
+ *   x = token_embd[tokens] (* embd_scale: gemma3)           [n][E]
  *   per layer:
  *     xn = rmsnorm(x) * attn_norm
  *     q, k, v = Wq xn (+bq), Wk xn (+bk), Wv xn (+bv)
- *     qwen3: q, k = per-head rmsnorm(q) * q_norm, rmsnorm(k) * k_norm
- *     q, k = rope(q, k) at positions n_past + t
+ *     qwen3, gemma3: q, k = per-head rmsnorm(q) * q_norm, rmsnorm(k) * k_norm
+ *     q, k = rope(q, k) at positions n_past + t (gemma3's local layers:
+ *            their own base)
  *     store k, v in the cache at those positions
- *     att[t] = causal softmax(q k^T / sqrt(D)) v  over positions 0..n_past+t
- *     x += Wo att
+ *     att[t] = causal softmax(q k^T * attn_scale) v  over positions
+ *              0..n_past+t (local layers: the last n_swa of them)
+ *     a = Wo att;  gemma3: a = rmsnorm(a) * attn_post_norm
+ *     x += a
  *     xn = rmsnorm(x) * ffn_norm
- *     x += Wdown (silu(Wgate xn) * Wup xn)
+ *     f = Wdown (act(Wgate xn) * Wup xn)   act: silu, gemma3 GELU (tanh)
+ *     gemma3: f = rmsnorm(f) * ffn_post_norm
+ *     x += f
  *   logits = Wout (rmsnorm(x) * output_norm)   only for the rows asked for
+ *   gemma3 with final_logit_softcapping c: logits = c tanh(logits / c)
  *
  * Products go through the matmul runner (matmul.h): a repacked matrix
  * (weight.packed) multiplies the int8 quantization of its input (pt_qact,
@@ -72,6 +78,8 @@ struct pt_llm_state {
     pt_pool *pool;      /* tp->pool */
     float *inv_freq;    /* [n_rot/2] rotary inverse frequencies */
     float *rope_cs;     /* [n_batch][n_rot] cos/sin pairs of the chunk's positions */
+    float *inv_freq_swa; /* [n_rot/2] those of the sliding-window layers, or NULL (no n_swa) */
+    float *rope_cs_swa;  /* [n_batch][n_rot] their table, or NULL */
     float *x;           /* [n_batch][E] residual stream */
     float *xn;          /* [n_batch][E] a sublayer's normalized input, then its output */
     float *q;           /* [n_batch][H*D] */
@@ -140,13 +148,19 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
     s->attn_scratch = malloc((size_t)n_threads * s->attn_scratch_n * sizeof(float));
     s->mm_scratch_n = pt_matmul_scratch_bytes(&m->cpu, (int64_t)max_cols);
     if (s->mm_scratch_n) s->mm_scratch = malloc((size_t)n_threads * s->mm_scratch_n);
-    if (!s->inv_freq || !s->rope_cs || !s->x || !s->xn || !s->q || !s->k || !s->v || !s->att ||
-        !s->gate || !s->up || !s->qa_buf || !s->attn_scratch || (s->mm_scratch_n && !s->mm_scratch)) {
+    if (hp->n_swa > 0) {
+        s->inv_freq_swa = malloc((size_t)hp->n_rot / 2 * sizeof(float));
+        s->rope_cs_swa = malloc(nb * (size_t)hp->n_rot * sizeof(float));
+    }
+    if (!s->inv_freq || !s->rope_cs || (hp->n_swa > 0 && (!s->inv_freq_swa || !s->rope_cs_swa)) ||
+        !s->x || !s->xn || !s->q || !s->k || !s->v || !s->att || !s->gate || !s->up || !s->qa_buf ||
+        !s->attn_scratch || (s->mm_scratch_n && !s->mm_scratch)) {
         pt_llm_state_free(s);
         return pt_fail(err, PT_ERR_NOMEM, "out of memory for scratch buffers of a %d-token batch",
                        n_batch);
     }
     pt_rope_inv_freq(s->inv_freq, hp->n_rot, hp->rope_base, hp->rope_freq_scale, m->rope_freqs);
+    if (s->inv_freq_swa) pt_rope_inv_freq(s->inv_freq_swa, hp->n_rot, hp->rope_base_swa, 1.0f, NULL);
     *out = s;
     return PT_OK;
 }
@@ -157,6 +171,8 @@ void pt_llm_state_free(pt_llm_state *s) {
     pt_kv_release(&s->kv);
     free(s->inv_freq);
     free(s->rope_cs);
+    free(s->inv_freq_swa);
+    free(s->rope_cs_swa);
     free(s->x);
     free(s->xn);
     free(s->q);
@@ -208,13 +224,16 @@ static bool any_packed(const pt_weight *a, const pt_weight *b, const pt_weight *
 
 /* ---- per-token steps ---------------------------------------------------- */
 
-/* x[t] += delta[t] (when delta), xn[t] = rmsnorm(x[t]) * w, then the
- * quantization of xn[t] (when quantize). Each token's row of delta may be
- * xn's own (read before it is overwritten). */
+/* x[t] += delta[t] (when delta; first normalized in place,
+ * delta[t] = rmsnorm(delta[t]) * post, when post: gemma3's post-norms),
+ * xn[t] = rmsnorm(x[t]) * w, then the quantization of xn[t] (when
+ * quantize). Each token's row of delta may be xn's own (read before it is
+ * overwritten). */
 typedef struct norm_job {
     const pt_llm *m;
     pt_llm_state *s;
-    const float *delta;
+    float *delta;
+    const float *post;
     const float *w;
     int n;
     bool quantize;
@@ -229,7 +248,11 @@ static void norm_task(void *ctx, int task, int n_tasks, int thread) {
     split_even(j->n, task, n_tasks, &t0, &t1);
     for (int64_t t = t0; t < t1; t++) {
         float *x = s->x + t * E, *xn = s->xn + t * E;
-        if (j->delta) pt_add(x, j->delta + t * E, E);
+        if (j->delta) {
+            float *d = j->delta + t * E;
+            if (j->post) pt_rmsnorm(d, d, j->post, E, j->m->hp.norm_eps);
+            pt_add(x, d, E);
+        }
         pt_rmsnorm(xn, x, j->w, E, j->m->hp.norm_eps);
     }
     if (j->quantize && t0 < t1) pt_qact_quantize(&j->m->cpu, s->xn, &s->qa, t0, t1);
@@ -257,11 +280,12 @@ static void quantize_input(const pt_llm *m, pt_llm_state *s, const float *src, i
     run_tokens(s, quant_task, &j, n);
 }
 
-/* Norm step: x += delta; xn = rmsnorm(x) * w; quantized when `quantize`. */
-static void norm_step(const pt_llm *m, pt_llm_state *s, const float *delta, const float *w, int n,
-                      bool quantize) {
+/* Norm step: x += delta (post-normed when post); xn = rmsnorm(x) * w;
+ * quantized when `quantize`. */
+static void norm_step(const pt_llm *m, pt_llm_state *s, float *delta, const float *post,
+                      const float *w, int n, bool quantize) {
     if (quantize) pt_qact_init(&s->qa, s->qa_buf, n, m->hp.n_embd);
-    norm_job j = {m, s, delta, w, n, quantize};
+    norm_job j = {m, s, delta, post, w, n, quantize};
     run_tokens(s, norm_task, &j, n);
 }
 
@@ -292,7 +316,7 @@ static void qkv_task(void *ctx, int task, int n_tasks, int thread) {
             for (int h = 0; h < H; h++) pt_rmsnorm(q + h * D, q + h * D, L->q_norm, D, hp->norm_eps);
             for (int h = 0; h < Hkv; h++) pt_rmsnorm(k + h * D, k + h * D, L->k_norm, D, hp->norm_eps);
         }
-        const float *cs = s->rope_cs + t * hp->n_rot;
+        const float *cs = (L->swa ? s->rope_cs_swa : s->rope_cs) + t * hp->n_rot;
         pt_rope(q, H, D, hp->n_rot, cs, hp->rope_neox);
         pt_rope(k, Hkv, D, hp->n_rot, cs, hp->rope_neox);
         pt_kv_store(&s->kv, j->il, j->p0 + (int)t, k, v);
@@ -307,6 +331,7 @@ typedef struct attn_job {
     int il, p0, n;
     int n_tiles;     /* token tiles of ATTN_TILE */
     int parts;       /* pieces each KV head's query heads are split into */
+    int window;      /* sliding window, or 0 */
     float scale;
 } attn_job;
 
@@ -326,17 +351,17 @@ static void attn_task(void *ctx, int task, int n_tasks, int thread) {
     const int nt = j->n - t0 < ATTN_TILE ? j->n - t0 : ATTN_TILE;
     if (h0 >= h1 || nt <= 0) return;
     const size_t off = (size_t)t0 * QD + (size_t)(kvh * group + h0) * D;
-    pt_attn_causal(&j->m->cpu, s->att + off, QD, s->q + off, QD, nt, h1 - h0,
-                   pt_kv_keys(&s->kv, j->il, kvh), pt_kv_key_block_stride(&s->kv),
-                   pt_kv_values(&s->kv, j->il, kvh), D, j->p0 + t0, D, j->scale,
-                   s->attn_scratch + (size_t)thread * s->attn_scratch_n);
+    pt_attn_causal_window(&j->m->cpu, s->att + off, QD, s->q + off, QD, nt, h1 - h0,
+                          pt_kv_keys(&s->kv, j->il, kvh), pt_kv_key_block_stride(&s->kv),
+                          pt_kv_values(&s->kv, j->il, kvh), D, j->p0 + t0, j->window, D,
+                          j->scale, s->attn_scratch + (size_t)thread * s->attn_scratch_n);
 }
 
 static void attention(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
     const pt_llm_hparams *hp = &m->hp;
     const int group = hp->n_head / hp->n_head_kv;
     attn_job j = {m, s, il, p0, n, (n + ATTN_TILE - 1) / ATTN_TILE, 1,
-                  (float)(1.0 / sqrt((double)hp->head_dim))};
+                  m->layers[il].swa ? hp->n_swa : 0, hp->attn_scale};
     /* too few (KV head, tile) tasks to keep every thread busy: split the
      * query heads of each KV head too (they then read its K/V separately) */
     const int want = 2 * s->n_threads;
@@ -370,14 +395,35 @@ static void attention_block(const pt_llm *m, pt_llm_state *s, int il, int p0, in
     matmul_run(s, &wo);
 }
 
+/* gate[t] = gelu(gate[t]) * up[t] (GeGLU's activation, a per-token step). */
+typedef struct gelu_job {
+    pt_llm_state *s;
+    int F, n;
+} gelu_job;
+
+static void gelu_task(void *ctx, int task, int n_tasks, int thread) {
+    (void)thread;
+    const gelu_job *j = ctx;
+    int64_t t0, t1;
+    split_even(j->n, task, n_tasks, &t0, &t1);
+    for (int64_t t = t0; t < t1; t++)
+        pt_gelu_tanh_mul(j->s->gate + t * j->F, j->s->gate + t * j->F, j->s->up + t * j->F, j->F);
+}
+
 /* Feed-forward sublayer: from xn (quantized in s->qa when needed) to
- * xn = Wdown (silu(Wgate xn) * Wup xn). */
+ * xn = Wdown (act(Wgate xn) * Wup xn). */
 static void feed_forward(const pt_llm *m, pt_llm_state *s, int il, int n) {
     const pt_llm_layer *L = &m->layers[il];
     const int F = m->hp.n_ff;
-    /* silu inside the product's tasks: gate and up are one part */
-    pt_matmul gu = {2, {&L->w_gate, &L->w_up}, {s->gate, s->up}, s->xn, &s->qa, n, true, false};
+    /* silu inside the product's tasks: gate and up are one part; GELU
+     * after the products, per token */
+    const bool silu = m->hp.ffn_act == PT_FFN_SILU;
+    pt_matmul gu = {2, {&L->w_gate, &L->w_up}, {s->gate, s->up}, s->xn, &s->qa, n, silu, false};
     matmul_run(s, &gu);
+    if (!silu) {
+        gelu_job g = {s, F, n};
+        run_tokens(s, gelu_task, &g, n);
+    }
     if (L->w_down.packed) quantize_input(m, s, s->gate, n, F);
     pt_matmul down = {1, {&L->w_down}, {s->xn}, s->gate, &s->qa, n, false, false};
     matmul_run(s, &down);
@@ -393,17 +439,22 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
 
     for (int t = 0; t < n; t++) {
         pt_weight_row(&m->tok_embd, tokens[t], s->x + (size_t)t * E);
+        if (hp->embd_scale != 1.0f) pt_scale(s->x + (size_t)t * E, hp->embd_scale, E);
         pt_rope_table(s->rope_cs + (size_t)t * hp->n_rot, s->inv_freq, hp->n_rot, p0 + t);
+        if (s->rope_cs_swa)
+            pt_rope_table(s->rope_cs_swa + (size_t)t * hp->n_rot, s->inv_freq_swa, hp->n_rot, p0 + t);
     }
 
-    const float *delta = NULL; /* the last sublayer's output, not yet added to x */
+    float *delta = NULL;        /* the last sublayer's output, not yet added to x */
+    const float *post = NULL;   /* its post-norm (gemma3), or NULL */
     for (int il = 0; il < hp->n_layer; il++) {
         const pt_llm_layer *L = &m->layers[il];
-        norm_step(m, s, delta, L->attn_norm, n, any_packed(&L->wq, &L->wk, &L->wv));
+        norm_step(m, s, delta, post, L->attn_norm, n, any_packed(&L->wq, &L->wk, &L->wv));
         attention_block(m, s, il, p0, n);
-        norm_step(m, s, s->xn, L->ffn_norm, n, any_packed(&L->w_gate, &L->w_up, NULL));
+        norm_step(m, s, s->xn, L->attn_post_norm, L->ffn_norm, n, any_packed(&L->w_gate, &L->w_up, NULL));
         feed_forward(m, s, il, n);
         delta = s->xn;
+        post = L->ffn_post_norm;
     }
     s->n_past += n;
 
@@ -412,6 +463,7 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
     const int first = all_logits ? 0 : n - 1, rows = n - first;
     float *x = s->x + (size_t)first * E, *xn = s->xn + (size_t)first * E;
     for (int t = 0; t < rows; t++) {
+        if (post) pt_rmsnorm(xn + (size_t)t * E, xn + (size_t)t * E, post, E, hp->norm_eps);
         pt_add(x + (size_t)t * E, xn + (size_t)t * E, E);
         pt_rmsnorm(s->xn + (size_t)t * E, x + (size_t)t * E, m->output_norm, E, hp->norm_eps);
     }
@@ -419,6 +471,8 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
     float *y = all_logits ? all_logits : last_logits;
     pt_matmul out = {1, {&m->output}, {y}, s->xn, &s->qa, rows, false, false};
     matmul_run(s, &out);
+    if (hp->logit_softcap > 0.0f)
+        for (int t = 0; t < rows; t++) pt_softcap(y + (size_t)t * hp->n_vocab, hp->logit_softcap, hp->n_vocab);
     if (all_logits && last_logits)
         memcpy(last_logits, all_logits + (size_t)(n - 1) * hp->n_vocab, (size_t)hp->n_vocab * sizeof(float));
 }

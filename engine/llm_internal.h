@@ -29,9 +29,12 @@ typedef struct pt_llm_layer {
     const float *bq;         /* [H*D] or NULL (qwen2; optional for llama) */
     const float *bk;         /* [Hkv*D] or NULL */
     const float *bv;         /* [Hkv*D] or NULL */
-    const float *q_norm;     /* [D] or NULL (qwen3: per-head RMSNorm before rope) */
+    const float *q_norm;     /* [D] or NULL (qwen3, gemma3: per-head RMSNorm before rope) */
     const float *k_norm;     /* [D] or NULL */
+    const float *attn_post_norm; /* [E] or NULL (gemma3: norm of Wo att before the add) */
     const float *ffn_norm;   /* [E] */
+    const float *ffn_post_norm;  /* [E] or NULL (gemma3: norm of the FFN output) */
+    bool swa;                /* sliding-window layer (hp.n_swa; its own rope base) */
     pt_weight w_gate;    /* [F x E] */
     pt_weight w_up;      /* [F x E] */
     pt_weight w_down;    /* [E x F] */

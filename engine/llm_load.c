@@ -12,7 +12,20 @@
  *   qwen2  NeoX rope (pairs i, i + n_rot/2), Q/K/V biases required.
  *   qwen3  NeoX rope, per-head RMSNorm of Q and K (attn_q_norm,
  *          attn_k_norm) before rope, head_dim from attention.key_length.
- * All three: RMSNorm, SwiGLU feed-forward, GQA, output.weight optional
+ *   gemma3 as llama.cpp's llama_model_gemma3: NeoX rope, per-head Q/K
+ *          RMSNorm, embeddings times sqrt(n_embd), GeGLU (GELU tanh)
+ *          feed-forward, RMSNorm of each sublayer's output
+ *          (post_attention_norm, post_ffw_norm) before the residual add,
+ *          scores scaled by 1/sqrt(key_length) (1/sqrt(n_embd/n_head) for
+ *          the 62-layer 27B, as llama.cpp), optional
+ *          final_logit_softcapping. With attention.sliding_window > 0 the
+ *          layers are local (that window, rope.freq_base_swa, default
+ *          10000, no rope scaling) or global (rope.freq_base and scaling)
+ *          by attention.sliding_window_pattern: an array of one flag per
+ *          layer (true: local), or a period n (layer il is global when
+ *          il % n == n - 1; default 6). The converter has already added
+ *          Gemma's "+1" to every norm weight, so all norms are plain.
+ * All: RMSNorm, gated feed-forward, GQA, output.weight optional
  * (absent: tied to token_embd.weight).
  *
  * Repacking (after every tensor was found): each matrix the forward pass
@@ -131,6 +144,56 @@ static pt_status read_rope_scaling(const key_reader *r, pt_llm_hparams *hp) {
     return PT_OK;
 }
 
+/* gemma3's own keys and constants (the file comment). */
+static pt_status read_gemma3(const key_reader *r, pt_llm_hparams *hp) {
+    hp->ffn_act = PT_FFN_GELU_TANH;
+    hp->post_norms = true;
+    hp->embd_scale = sqrtf((float)hp->n_embd);
+    if (hp->n_layer == 62) /* 27B: query_pre_attn_scalar = n_embd / n_head */
+        hp->attn_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
+    else
+        hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim);
+    pt_status st;
+    if ((st = get_int(r, "attention.sliding_window", 0, MAX_CTX, 0, &hp->n_swa)) ||
+        (st = get_pos_float(r, "rope.freq_base_swa", 10000.0f, &hp->rope_base_swa, NULL)))
+        return st;
+    /* soft-capping: absent or 0 is none (as llama.cpp), else positive */
+    char key[128];
+    float cap;
+    if (pt_gguf_get_f32(r->g, arch_key(r, "final_logit_softcapping", key, sizeof key), &cap) && cap == 0.0f)
+        return PT_OK;
+    return get_pos_float(r, "final_logit_softcapping", 0.0f, &hp->logit_softcap, NULL);
+}
+
+/* Which layers are sliding-window ones (read_gemma3's rule), into
+ * layers[il].swa. */
+static pt_status read_swa_pattern(const pt_gguf *g, const pt_llm_hparams *hp, pt_llm_layer *layers,
+                                  pt_error *err) {
+    if (hp->n_swa <= 0) return PT_OK;
+    char key[128];
+    snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", hp->arch_name);
+    const pt_gguf_kv *kv = pt_gguf_find(g, key);
+    int period = 6;
+    if (kv && kv->value.type == PT_GGUF_ARRAY) {
+        const pt_gguf_value *a = &kv->value;
+        const pt_gguf_type et = a->v.arr.elem_type;
+        if (a->v.arr.n != (uint64_t)hp->n_layer || et == PT_GGUF_STRING || et == PT_GGUF_ARRAY)
+            return pt_fail(err, PT_ERR_FORMAT, "key '%s' is not an array of %d flags", key,
+                           hp->n_layer);
+        for (int il = 0; il < hp->n_layer; il++) layers[il].swa = pt_gguf_arr_i64(a, (uint64_t)il) != 0;
+        return PT_OK;
+    }
+    if (kv) {
+        const key_reader r = {g, hp->arch_name, err};
+        pt_status st = get_int(&r, "attention.sliding_window_pattern", 0, MAX_LAYERS, 6, &period);
+        if (st) return st;
+    }
+    /* llama.cpp's set_swa_pattern: period 0 makes every layer local */
+    for (int il = 0; il < hp->n_layer; il++)
+        layers[il].swa = period == 0 || il % period < period - 1;
+    return PT_OK;
+}
+
 static pt_status read_hparams(const pt_gguf *g, pt_llm_hparams *hp, pt_error *err) {
     memset(hp, 0, sizeof *hp);
     pt_gguf_str arch;
@@ -142,6 +205,8 @@ static pt_status read_hparams(const pt_gguf *g, pt_llm_hparams *hp, pt_error *er
         hp->arch = PT_ARCH_QWEN2, hp->arch_name = "qwen2", hp->rope_neox = true;
     } else if (pt_gguf_str_eq(arch, "qwen3")) {
         hp->arch = PT_ARCH_QWEN3, hp->arch_name = "qwen3", hp->rope_neox = true;
+    } else if (pt_gguf_str_eq(arch, "gemma3")) {
+        hp->arch = PT_ARCH_GEMMA3, hp->arch_name = "gemma3", hp->rope_neox = true;
     } else {
         char name[64];
         str_copy(arch, name, sizeof name);
@@ -196,6 +261,10 @@ static pt_status read_hparams(const pt_gguf *g, pt_llm_hparams *hp, pt_error *er
         return pt_fail(err, PT_ERR_FORMAT, "missing key '%s.attention.layer_norm_rms_epsilon'",
                        hp->arch_name);
     if ((st = read_rope_scaling(&r, hp))) return st;
+    hp->ffn_act = PT_FFN_SILU;
+    hp->embd_scale = 1.0f;
+    hp->attn_scale = (float)(1.0 / sqrt((double)hp->head_dim));
+    if (hp->arch == PT_ARCH_GEMMA3 && (st = read_gemma3(&r, hp))) return st;
 
     /* The vocabulary size: the arch key, else the tokenizer's list, else
      * the embedding matrix (whose shape is then checked against it). */
@@ -287,14 +356,15 @@ static pt_status load_layer(const tensor_finder *f, const pt_llm_hparams *hp, in
     const int64_t E = hp->n_embd, F = hp->n_ff, D = hp->head_dim;
     const int64_t QD = (int64_t)hp->n_head * D, KD = (int64_t)hp->n_head_kv * D;
     const bool qwen2 = hp->arch == PT_ARCH_QWEN2, qwen3 = hp->arch == PT_ARCH_QWEN3;
-    char n[14][64];
-    static const char *const suffix[14] = {
+    const bool gemma3 = hp->arch == PT_ARCH_GEMMA3;
+    char n[16][64];
+    static const char *const suffix[16] = {
         "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
         "attn_output.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias",
         "attn_q_norm.weight", "attn_k_norm.weight", "ffn_norm.weight", "ffn_gate.weight",
-        "ffn_up.weight", "ffn_down.weight",
+        "ffn_up.weight", "ffn_down.weight", "post_attention_norm.weight", "post_ffw_norm.weight",
     };
-    for (int i = 0; i < 14; i++) snprintf(n[i], sizeof n[i], "blk.%d.%s", il, suffix[i]);
+    for (int i = 0; i < 16; i++) snprintf(n[i], sizeof n[i], "blk.%d.%s", il, suffix[i]);
     pt_status st;
     if ((st = find_vector(f, n[0], E, false, &L->attn_norm)) ||
         (st = find_matrix(f, n[1], QD, E, false, &L->wq)) ||
@@ -302,14 +372,17 @@ static pt_status load_layer(const tensor_finder *f, const pt_llm_hparams *hp, in
         (st = find_matrix(f, n[3], KD, E, false, &L->wv)) ||
         (st = find_matrix(f, n[4], E, QD, false, &L->wo)))
         return st;
-    /* Biases: required for qwen2, optional for llama, absent in qwen3. */
-    if (hp->arch != PT_ARCH_QWEN3 &&
+    /* Biases: required for qwen2, optional for llama, absent in qwen3 and gemma3. */
+    if (hp->arch != PT_ARCH_QWEN3 && !gemma3 &&
         ((st = find_vector(f, n[5], QD, !qwen2, &L->bq)) ||
          (st = find_vector(f, n[6], KD, !qwen2, &L->bk)) ||
          (st = find_vector(f, n[7], KD, !qwen2, &L->bv))))
         return st;
-    if (qwen3 && ((st = find_vector(f, n[8], D, false, &L->q_norm)) ||
-                  (st = find_vector(f, n[9], D, false, &L->k_norm))))
+    if ((qwen3 || gemma3) && ((st = find_vector(f, n[8], D, false, &L->q_norm)) ||
+                              (st = find_vector(f, n[9], D, false, &L->k_norm))))
+        return st;
+    if (hp->post_norms && ((st = find_vector(f, n[14], E, false, &L->attn_post_norm)) ||
+                           (st = find_vector(f, n[15], E, false, &L->ffn_post_norm))))
         return st;
     if ((st = find_vector(f, n[10], E, false, &L->ffn_norm)) ||
         (st = find_matrix(f, n[11], F, E, false, &L->w_gate)) ||
@@ -465,7 +538,7 @@ static pt_status pack_all(pt_llm *m, const pt_gguf *g, const pt_llm_load_opts *o
 static pt_status own_vectors(pt_llm *m, const pt_gguf *g, pt_error *err) {
     const int64_t E = m->hp.n_embd, D = m->hp.head_dim;
     const int64_t QD = (int64_t)m->hp.n_head * D, KD = (int64_t)m->hp.n_head_kv * D;
-    const int n = 2 + 7 * m->hp.n_layer; /* the vector fields of pt_llm */
+    const int n = 2 + 9 * m->hp.n_layer; /* the vector fields of pt_llm */
     const float ***slot = malloc((size_t)n * sizeof *slot);
     int64_t *len = malloc((size_t)n * sizeof *len);
     if (!slot || !len) {
@@ -485,6 +558,8 @@ static pt_status own_vectors(pt_llm *m, const pt_gguf *g, pt_error *err) {
         slot[k] = &L->bv, len[k++] = KD;
         slot[k] = &L->q_norm, len[k++] = D;
         slot[k] = &L->k_norm, len[k++] = D;
+        slot[k] = &L->attn_post_norm, len[k++] = E;
+        slot[k] = &L->ffn_post_norm, len[k++] = E;
     }
     size_t total = 0;
     for (int i = 0; i < n; i++)
@@ -568,6 +643,7 @@ pt_status pt_llm_load_with(const pt_gguf *g, const pt_llm_load_opts *opts, pt_ll
     }
     for (int il = 0; il < hp->n_layer; il++)
         if ((st = load_layer(&f, hp, il, &m->layers[il]))) goto fail;
+    if ((st = read_swa_pattern(g, hp, m->layers, err))) goto fail;
     if (o.metadata_only) {
         /* the weights stay unread: nothing packed, nothing on any path */
         m->pack.variant = pt_cpu_variant_name(m->cpu.variant);
@@ -600,5 +676,11 @@ void pt_llm_free(pt_llm *m) {
 }
 
 const pt_llm_hparams *pt_llm_get_hparams(const pt_llm *m) { return &m->hp; }
+
+int pt_llm_swa_layers(const pt_llm *m) {
+    int n = 0;
+    for (int il = 0; m->hp.n_swa > 0 && il < m->hp.n_layer; il++) n += m->layers[il].swa;
+    return n;
+}
 
 void pt_llm_get_pack_info(const pt_llm *m, pt_llm_pack_info *out) { *out = m->pack; }

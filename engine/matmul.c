@@ -6,6 +6,8 @@
 #include "ops_simd.h"
 #include "quant.h"
 
+#include <string.h>
+
 #define ROW_ALIGN 8   /* row split granularity of unpacked matrices */
 
 /* ---- weights ------------------------------------------------------------ */
@@ -32,8 +34,22 @@ void pt_weight_row(const pt_weight *w, int64_t r, float *dst) {
     }
 }
 
+/* The tiled float path of matmul.h (other quantized types on a fast
+ * variant): KQ_ROWS rows dequantized at once into the thread's scratch,
+ * multiplied by KQ_TOKS tokens at a time into a small [KQ_TOKS][KQ_ROWS]
+ * result, then copied out. Scratch: the rows, then the result. */
+#define KQ_ROWS 16
+#define KQ_TOKS 32
+
+static size_t kq_bytes(int64_t cols) {
+    return ((size_t)KQ_ROWS * (size_t)cols + (size_t)KQ_TOKS * KQ_ROWS) * sizeof(float);
+}
+
 size_t pt_matmul_scratch_bytes(const pt_cpu *cpu, int64_t max_cols) {
-    return (pt_qmatmul_scratch_bytes(cpu, max_cols) + 63) & ~(size_t)63;
+    size_t n = pt_qmatmul_scratch_bytes(cpu, max_cols);
+    /* the same per-thread scratch serves both: a thread runs one product at a time */
+    if (cpu->variant != PT_CPU_REF && kq_bytes(max_cols) > n) n = kq_bytes(max_cols);
+    return (n + 63) & ~(size_t)63;
 }
 
 /* ---- products ----------------------------------------------------------- */
@@ -114,6 +130,31 @@ static void mm_lora_rows(const mm_plan *pl, int i, int64_t r0, int64_t r1) {
     }
 }
 
+/* Rows [r0, r1) of y = W x for a quantized W with no int8 fast path
+ * (K-quants, Q5_1), through the FMA kernels: each tile of KQ_ROWS rows is
+ * dequantized exactly (pt_dequant_row) into scratch as F32 and multiplied
+ * by pt_fmatmul, so every output is pt_fmatmul_ref's over the dequantized
+ * row, whatever the tile or token chunk it falls in (fmatmul.h's order is
+ * per output). */
+static void kq_product(const pt_cpu *cpu, const pt_weight *w, const float *x, int64_t n, float *y,
+                       int64_t r0, int64_t r1, float *scratch) {
+    const size_t row_bytes = pt_type_row_bytes(w->type, w->cols);
+    float *tile = scratch, *yt = scratch + (size_t)KQ_ROWS * (size_t)w->cols; /* [KQ_TOKS][nr] */
+    for (int64_t r = r0; r < r1; r += KQ_ROWS) {
+        const int64_t nr = r1 - r < KQ_ROWS ? r1 - r : KQ_ROWS;
+        for (int64_t k = 0; k < nr; k++)
+            pt_dequant_row(w->type, (const uint8_t *)w->data + (size_t)(r + k) * row_bytes,
+                           tile + (size_t)k * (size_t)w->cols, w->cols);
+        for (int64_t t0 = 0; t0 < n; t0 += KQ_TOKS) {
+            const int64_t nt = n - t0 < KQ_TOKS ? n - t0 : KQ_TOKS;
+            pt_fmatmul(cpu, PT_TYPE_F32, tile, nr, w->cols, x + (size_t)t0 * (size_t)w->cols, nt, yt, 0, nr);
+            for (int64_t t = 0; t < nt; t++)
+                memcpy(y + (size_t)(t0 + t) * (size_t)w->rows + (size_t)r, yt + (size_t)t * (size_t)nr,
+                       (size_t)nr * sizeof(float));
+        }
+    }
+}
+
 /* y = W x for rows [r0, r1) of matrix i, on the calling thread's scratch,
  * plus the LoRA terms of W's adapters for those rows. */
 static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thread) {
@@ -129,6 +170,10 @@ static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thr
         pt_qmatmul_ref(w->type, w->data, w->rows, w->cols, j->qa, j->y[i], r0, r1);
     else if (pt_fmatmul_supported(w->type)) /* F32 / F16 / BF16: register-blocked FMA */
         pt_fmatmul(pl->cpu, w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
+    else if (!j->int8_ref && pl->cpu->variant != PT_CPU_REF && pl->scratch &&
+             pl->scratch_n >= kq_bytes(w->cols))
+        kq_product(pl->cpu, w, j->x, j->n, j->y[i], r0, r1,
+                   (float *)(void *)(pl->scratch + (size_t)thread * pl->scratch_n));
     else
         pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
     if (pl->lora) mm_lora_rows(pl, i, r0, r1);

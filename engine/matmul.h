@@ -12,7 +12,11 @@
  *            y is n rows of rows float32 ([n][rows]): y[t] = W x[t].
  *   layouts  W is either a view of its GGUF bytes (any type the kernels
  *            support: fmatmul.h's FMA kernels on the float x for F32 /
- *            F16 / BF16, pt_matmul_ref for the rest) or, when `packed`,
+ *            F16 / BF16; for the other types (K-quants, Q5_1) on a fast
+ *            variant, the same kernels on tiles of 16 rows dequantized
+ *            into the thread's scratch (each output pt_fmatmul_ref's over
+ *            the dequantized row); pt_matmul_ref on the "ref" variant, for
+ *            int8_ref jobs and without scratch) or, when `packed`,
  *            the int8 kernels' interleaved copy (qmatmul.h), which reads
  *            the caller's int8 quantization of x (pt_qact) instead.
  *   grouping up to three products that read one input go in one run (Q, K,
@@ -105,7 +109,8 @@ typedef struct pt_matmul_runner {
 } pt_matmul_runner;
 
 /* Per-thread scratch bytes of products with up to max_cols columns on
- * cpu's kernels (a multiple of 64; 0: none needed). */
+ * cpu's kernels (a multiple of 64; 0: none needed): the int8 kernels'
+ * panels or the tiled float path's rows, whichever is larger. */
 size_t pt_matmul_scratch_bytes(const pt_cpu *cpu, int64_t max_cols);
 
 /* Up to three products reading one input. */
@@ -117,7 +122,7 @@ typedef struct pt_matmul {
     const pt_qact *qa;      /* x quantized: read by the packed ones */
     int n;
     bool silu;              /* w[0], w[1] = gate, up (equal rows): y[0] = silu(y[0]) * y[1] */
-    /* Unpacked Q4_0 / Q4_1 / Q8_0 matrices (a CPU variant that packs
+    /* Unpacked Q4_0 / Q4_1 / Q5_0 / Q8_0 matrices (a CPU variant that packs
      * nothing: "ref") read qa too, through pt_qmatmul_ref: bitwise what the
      * packed kernels of the other variants give (the image graphs, whose
      * pixels must not depend on the variant). false: they read x. */

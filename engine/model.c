@@ -82,6 +82,13 @@ pt_status pt_model_load(const char *path, const pt_model_params *params, pt_mode
         pt_chat_template_detect(s.ptr, (size_t)s.len, &m->tmpl);
     else
         pt_chat_template_detect(NULL, 0, &m->tmpl);
+    /* Some Gemma 3 GGUFs (the 270M on PyPI among them) carry no template,
+     * yet their vocabulary has Gemma's turn markers as tokens: give them
+     * Gemma's template (llama.cpp would fall back to ChatML, whose
+     * markers are no tokens of theirs). */
+    if (m->tmpl.kind == PT_TMPL_UNKNOWN && !pt_gguf_find(m->gguf, "tokenizer.chat_template") &&
+        pt_llm_get_hparams(m->llm)->arch == PT_ARCH_GEMMA3)
+        m->tmpl = (pt_chat_template){.kind = PT_TMPL_GEMMA, .gemma_bos = true, .gemma_system = true};
     if (!m->name) {
         pt_model_free(m);
         return pt_fail(err, PT_ERR_NOMEM, "out of memory loading %s", path);
@@ -122,6 +129,9 @@ void pt_model_get_info(const pt_model *m, pt_model_info *info) {
         .n_ff = hp->n_ff,
         .head_dim = hp->head_dim,
         .rope_base = hp->rope_base,
+        .n_swa = hp->n_swa,
+        .n_swa_layers = pt_llm_swa_layers(m->llm),
+        .rope_base_swa = hp->n_swa > 0 ? hp->rope_base_swa : 0.0f,
         .n_params = m->n_params,
         .file_bytes = m->gguf->size,
         .weight_bytes = m->weight_bytes,

@@ -65,6 +65,27 @@ static inline const char *test_smollm2_path(void) {
     return buf;
 }
 
+/* Path of the Gemma 3 270M Q4_K_M GGUF: $PETREL_GEMMA3, else the user's
+ * data directory where tools/fetch_gemma3.py puts it. Exits with a
+ * failure (never a skip) when it is missing. */
+static inline const char *test_gemma3_path(void) {
+    static char buf[4096];
+    const char *env = getenv("PETREL_GEMMA3");
+    if (env && *env) return env;
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(buf, sizeof buf, "%s/petrel/models/gemma-3-270m-q4_k_m.gguf", xdg);
+    else
+        snprintf(buf, sizeof buf, "%s/.local/share/petrel/models/gemma-3-270m-q4_k_m.gguf",
+                 home ? home : ".");
+    if (access(buf, R_OK) != 0) {
+        fprintf(stderr, "Gemma 3 model not found at %s: run python3 tools/fetch_gemma3.py first\n", buf);
+        exit(1);
+    }
+    return buf;
+}
+
 /* Whole file into memory (NUL-terminated); exits on failure. */
 static inline char *test_read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");

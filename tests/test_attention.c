@@ -13,7 +13,12 @@
  *   - a query's result does not depend on its tile: the whole tile at once
  *     equals token by token and head by head, bitwise (what makes batch,
  *     pieces and one-by-one forward passes agree exactly);
- *   - the kernel's exp against libm's on [-87, 0], and its edge values.
+ *   - the kernel's exp against libm's on [-87, 0], and its edge values;
+ *   - sliding windows (pt_attn_causal_window): a third of the cases give
+ *     each token only the last `window` positions, with huge garbage keys
+ *     and values before the first token's window (read only as masked
+ *     lanes of a partly visible block, or not at all); the references
+ *     then sum over the window only.
  */
 #include <math.h>
 #include <stdint.h>
@@ -57,13 +62,20 @@ static void test_exp(void) {
 /* One random case: keys/values for p0 + n_tok positions of one KV head. */
 typedef struct attn_case {
     int D, n_head, n_tok, p0;
+    int window; /* 0: none */
     int64_t q_stride, out_stride, kbs, vs;
     float scale;
     float *q, *kt, *k_rows, *v;
 } attn_case;
 
-static void make_case(attn_case *c, int D, int n_head, int n_tok, int p0, float qmag) {
-    c->D = D, c->n_head = n_head, c->n_tok = n_tok, c->p0 = p0;
+/* First position token t sees. */
+static int first_seen(const attn_case *c, int t) {
+    const int lo = c->p0 + t - c->window + 1;
+    return c->window > 0 && lo > 0 ? lo : 0;
+}
+
+static void make_case(attn_case *c, int D, int n_head, int n_tok, int p0, float qmag, int window) {
+    c->D = D, c->n_head = n_head, c->n_tok = n_tok, c->p0 = p0, c->window = window;
     c->q_stride = (int64_t)n_head * D + irand(5);
     c->out_stride = (int64_t)n_head * D + irand(3);
     c->kbs = (int64_t)PT_ATTN_BK * D + 16 * irand(2);
@@ -81,6 +93,13 @@ static void make_case(attn_case *c, int D, int n_head, int n_tok, int p0, float 
         pt_attn_store_key(c->kt, c->kbs, j, c->k_rows + (size_t)j * D, D);
         for (int64_t d = 0; d < c->vs; d++) c->v[j * c->vs + d] = frand() * 3.0f;
     }
+    /* positions no token sees: garbage (finite: a masked lane's value is
+     * still multiplied by its zero weight) */
+    for (int j = 0; j < first_seen(c, 0); j++) {
+        for (int d = 0; d < D; d++)
+            c->kt[(int64_t)(j / PT_ATTN_BK) * c->kbs + d * PT_ATTN_BK + j % PT_ATTN_BK] = 1e30f;
+        for (int64_t d = 0; d < c->vs; d++) c->v[j * c->vs + d] = 1e30f;
+    }
     /* the lanes of the last block past n_kv: garbage, which must be masked */
     for (int j = n_kv; j < n_blocks * PT_ATTN_BK; j++)
         for (int d = 0; d < D; d++)
@@ -92,8 +111,12 @@ static void free_case(attn_case *c) { free(c->q), free(c->kt), free(c->k_rows), 
 static float *run_case(const attn_case *c, const pt_cpu *cpu) {
     float *out = calloc((size_t)c->n_tok * c->out_stride, sizeof(float));
     float *scratch = malloc(pt_attn_scratch_floats(c->n_tok * c->n_head, c->D) * sizeof(float));
-    pt_attn_causal(cpu, out, c->out_stride, c->q, c->q_stride, c->n_tok, c->n_head, c->kt, c->kbs, c->v,
-                   c->vs, c->p0, c->D, c->scale, scratch);
+    if (c->window > 0)
+        pt_attn_causal_window(cpu, out, c->out_stride, c->q, c->q_stride, c->n_tok, c->n_head, c->kt, c->kbs,
+                              c->v, c->vs, c->p0, c->window, c->D, c->scale, scratch);
+    else
+        pt_attn_causal(cpu, out, c->out_stride, c->q, c->q_stride, c->n_tok, c->n_head, c->kt, c->kbs, c->v,
+                       c->vs, c->p0, c->D, c->scale, scratch);
     free(scratch);
     return out;
 }
@@ -111,10 +134,10 @@ static bool check_against_double(const attn_case *c, const float *res, const cha
         for (int h = 0; h < c->n_head; h++) {
             const float *q = c->q + t * c->q_stride + h * D;
             const float *o = res + t * c->out_stride + h * D;
-            const int n_kv = c->p0 + t + 1;
+            const int n_kv = c->p0 + t + 1, lo = first_seen(c, t);
             /* double reference, and the size of the scores' terms */
             double mx = -INFINITY, sum = 0, smag = 0;
-            for (int j = 0; j < n_kv; j++) {
+            for (int j = lo; j < n_kv; j++) {
                 double s = 0, a = 0;
                 for (int d = 0; d < D; d++) {
                     s += (double)q[d] * c->k_rows[(size_t)j * D + d];
@@ -124,7 +147,7 @@ static bool check_against_double(const attn_case *c, const float *res, const cha
                 smag = fmax(smag, a * c->scale);
                 mx = fmax(mx, p[j]);
             }
-            for (int j = 0; j < n_kv; j++) sum += p[j] = exp(p[j] - mx);
+            for (int j = lo; j < n_kv; j++) sum += p[j] = exp(p[j] - mx);
             /* Bound: a score is off by up to ~D ulps of its terms' size
              * (smag), which scales its weight by up to that relative
              * error; weights and sums add a few ulps more. |v| <= 3. */
@@ -132,12 +155,13 @@ static bool check_against_double(const attn_case *c, const float *res, const cha
             tol_max = fmax(tol_max, tol);
             /* the two-pass version wants keys as rows with the values'
              * stride */
-            for (int j = 0; j < n_kv; j++)
+            for (int j = lo; j < n_kv; j++)
                 memcpy(kr + j * c->vs, c->k_rows + (size_t)j * D, (size_t)D * sizeof(float));
-            pt_attend_one(one, q, kr, c->v, c->vs, n_kv, D, c->scale, scores);
+            pt_attend_one(one, q, kr + (int64_t)lo * c->vs, c->v + (int64_t)lo * c->vs, c->vs, n_kv - lo, D,
+                          c->scale, scores);
             for (int d = 0; d < D; d++) {
                 double want = 0;
-                for (int j = 0; j < n_kv; j++) want += p[j] / sum * c->v[j * c->vs + d];
+                for (int j = lo; j < n_kv; j++) want += p[j] / sum * c->v[j * c->vs + d];
                 const double e = fabs(o[d] - want);
                 max_d = fmax(max_d, e);
                 max_two = fmax(max_two, fabs((double)o[d] - one[d]));
@@ -184,8 +208,9 @@ static void check_case(const attn_case *c, const pt_cpu *cpus, int n_cpus, const
     const pt_cpu *fast = &cpus[n_cpus - 1];
     for (int t = 0; t < c->n_tok; t++)
         for (int h = 0; h < c->n_head; h++)
-            pt_attn_causal(fast, split + t * c->out_stride + h * D, c->out_stride, c->q + t * c->q_stride + h * D,
-                           c->q_stride, 1, 1, c->kt, c->kbs, c->v, c->vs, c->p0 + t, D, c->scale, scratch);
+            pt_attn_causal_window(fast, split + t * c->out_stride + h * D, c->out_stride,
+                                  c->q + t * c->q_stride + h * D, c->q_stride, 1, 1, c->kt, c->kbs, c->v,
+                                  c->vs, c->p0 + t, c->window, D, c->scale, scratch);
     bool same = true;
     for (int t = 0; t < c->n_tok; t++)
         same &= memcmp(split + t * c->out_stride, ref + t * c->out_stride, (size_t)c->n_head * D * sizeof(float)) == 0;
@@ -208,17 +233,20 @@ int main(void) {
 
     static const int dims[] = {2, 6, 16, 18, 32, 64, 80, 128};
     int n_cases = 0;
-    for (int rep = 0; rep < 60; rep++) {
+    for (int rep = 0; rep < 90; rep++) {
         const int D = dims[irand(8)];
         const int n_head = 1 + irand(6);
         const int n_tok = 1 + irand(rep % 3 == 0 ? 40 : 6);
         const int p0 = rep % 5 == 0 ? 0 : irand(rep % 2 ? 20 : 150);
         /* large queries give scores of tens: the running max moves a lot */
         const float qmag = rep % 4 == 0 ? 4.0f : 1.0f;
+        /* a window of 1 .. all positions (small ones cut inside blocks) */
+        const int window = rep % 3 == 1 ? 1 + irand(rep % 2 ? 20 : p0 + n_tok) : 0;
         attn_case c;
-        make_case(&c, D, n_head, n_tok, p0, qmag);
-        char what[128];
-        snprintf(what, sizeof what, "D %d, %d heads, %d tokens from %d, |q| %.0f", D, n_head, n_tok, p0, qmag);
+        make_case(&c, D, n_head, n_tok, p0, qmag, window);
+        char what[160];
+        snprintf(what, sizeof what, "D %d, %d heads, %d tokens from %d, |q| %.0f, window %d", D, n_head,
+                 n_tok, p0, qmag, window);
         check_case(&c, cpus, n_cpus, what);
         free_case(&c);
         n_cases++;
@@ -226,7 +254,7 @@ int main(void) {
     /* scores rising along the keys: every block raises the running max */
     {
         attn_case c;
-        make_case(&c, 32, 2, 3, 61, 0.0f);
+        make_case(&c, 32, 2, 3, 61, 0.0f, 0);
         for (int j = 0; j < c.p0 + c.n_tok; j++) {
             for (int d = 0; d < 32; d++) c.k_rows[(size_t)j * 32 + d] = d == 0 ? 0.5f * (float)j : 0.0f;
             pt_attn_store_key(c.kt, c.kbs, j, c.k_rows + (size_t)j * 32, 32);

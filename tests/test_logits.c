@@ -14,6 +14,11 @@
  *     separate output, linear rope scaling (new and old key), Llama 3.1
  *     rope_freqs, qwen2 biases, qwen3 Q/K norms and head_dim != E/H.
  *     Whole logit rows at every position.
+ *   - tiny_gemma3: llama.cpp's F32 conversion of a seeded transformers
+ *     Gemma3ForCausalLM (tools/gen_hf_tiny.py, tools/gen_tiny_gemma3.py)
+ *     with 5 sliding-window layers (window 8, rope base 1e4) and one
+ *     global (1e6), GeGLU, post-norms, Q/K norms, embedding scale; the
+ *     prompts are longer than the window. Whole rows at every position.
  *   - SmolLM2-135M-Instruct Q4_1: 4 ChatML prompts; at every position the
  *     reference top-1 and top-64 logits, whole rows at two positions.
  * Each prompt runs as one batch, in caller-made pieces through a small
@@ -391,6 +396,9 @@ static const tiny_case TINY[] = {
     {"tiny_llama3.gguf", "tiny_llama3.logits", "llama", 272, 2, 4, 2, 16, 96, false, true, 500000.0f, 1.0f},
     {"tiny_qwen2.gguf", "tiny_qwen2.logits", "qwen2", 384, 2, 4, 2, 16, 256, true, false, 1e6f, 1.0f},
     {"tiny_qwen3.gguf", "tiny_qwen3.logits", "qwen3", 352, 3, 4, 2, 32, 256, true, true, 1e6f, 1.0f},
+    /* llama.cpp's conversion (tools/gen_tiny_gemma3.py) of the seeded HF
+     * checkpoint of tools/gen_hf_tiny.py, against its transformers logits */
+    {"tiny_gemma3.gguf", "hf-tiny/gemma3/logits", "gemma3", 384, 6, 4, 2, 16, 128, true, true, 1e6f, 1.0f},
 };
 
 static bool all_feeds(int prompt, feed how) {
@@ -528,9 +536,9 @@ static void test_cpu_choice(void) {
     st = pt_llm_load(g, &m, &err);
     if (st == PT_OK) pt_llm_get_pack_info(m, &pi);
     /* tiny_llama_rs: Q4_0 token_embd (tied: the output), and per layer
-     * one Q4_0, one Q4_1 and one Q8_0 matrix among 7 */
+     * one Q4_0, one Q4_1, one Q5_0 and one Q8_0 matrix among 7 */
     CHECK(st == PT_OK && strcmp(pi.variant, pt_cpu_variant_name(cpu.variant)) == 0 &&
-              (cpu.variant == PT_CPU_REF ? pi.n_packed == 0 : pi.n_packed == 7 && pi.n_ref == 8),
+              (cpu.variant == PT_CPU_REF ? pi.n_packed == 0 : pi.n_packed == 9 && pi.n_ref == 6),
           "default CPU: %s, variant %s, %d packed, %d not", err.msg, pi.variant, pi.n_packed, pi.n_ref);
     pt_llm_free(m);
 
@@ -638,6 +646,8 @@ static void test_load_errors(void) {
     expect_load_error("tiny_llama_rs_badshape.gguf", PT_ERR_FORMAT,
                       "tensor 'blk.0.attn_v.weight' has shape [64, 8], expected [64, 16]");
     expect_load_error("tiny_llama_rs_badarch.gguf", PT_ERR_UNSUPPORTED, "unknown architecture 'foo'");
+    expect_load_error("tiny_gemma3_badpattern.gguf", PT_ERR_FORMAT,
+                      "key 'gemma3.attention.sliding_window_pattern' is not an array of 2 flags");
     expect_load_error("tiny_qwen2_iq2xs.gguf", PT_ERR_UNSUPPORTED,
                       "tensor 'blk.1.ffn_down.weight' has unsupported type IQ2_XS");
 

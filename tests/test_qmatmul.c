@@ -1,6 +1,6 @@
 /*
  * test_qmatmul.c — kernels/cpu/qmatmul: every kernel variant this CPU can
- * run, on random Q4_0 / Q4_1 / Q8_0 matrices of odd shapes and 1..17
+ * run, on random Q4_0 / Q4_1 / Q8_0 / Q5_0 matrices of odd shapes and 1..17
  * tokens, must equal the plain C oracle pt_qmatmul_ref bit for bit; the
  * oracle itself is checked against float math on dequantized values, and
  * against pt_matmul_ref (float activations) within the documented int8
@@ -33,7 +33,7 @@ static uint32_t rnd(void) {
 }
 static float rndf(void) { return (float)(rnd() & 0xffffff) / (float)0x1000000 * 2.0f - 1.0f; }
 
-static const uint32_t types[] = {PT_TYPE_Q4_0, PT_TYPE_Q4_1, PT_TYPE_Q8_0};
+static const uint32_t types[] = {PT_TYPE_Q4_0, PT_TYPE_Q4_1, PT_TYPE_Q8_0, PT_TYPE_Q5_0};
 
 /* A random GGML matrix. Scales of both signs and mixed magnitudes; Q8
  * codes over the whole int8 range, -128 included. */
@@ -52,6 +52,11 @@ static void *random_matrix(uint32_t type, int64_t rows, int64_t cols) {
             } else if (type == PT_TYPE_Q4_0) {
                 pt_block_q4_0 *q = (pt_block_q4_0 *)blk;
                 q->d = d;
+                for (int i = 0; i < 16; i++) q->qs[i] = (uint8_t)rnd();
+            } else if (type == PT_TYPE_Q5_0) { /* codes over all of 0..31 */
+                pt_block_q5_0 *q = (pt_block_q5_0 *)blk;
+                q->d = d;
+                for (int i = 0; i < 4; i++) q->qh[i] = (uint8_t)rnd();
                 for (int i = 0; i < 16; i++) q->qs[i] = (uint8_t)rnd();
             } else {
                 pt_block_q4_1 *q = (pt_block_q4_1 *)blk;
@@ -270,7 +275,7 @@ static void test_variant(const pt_cpu *cpu) {
     test_quantizer(cpu);
     static const int64_t rows_list[] = {1, 7, 8, 16, 17, 33, 50};
     static const int64_t cols_list[] = {32, 64, 96, 160, 544};
-    for (size_t ti = 0; ti < 3; ti++) {
+    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++) {
         /* every token count 1..17 on one odd shape */
         for (int64_t n = 1; n <= 17; n++) check_shape(cpu, types[ti], 23, 96, n);
         /* enough rows and tokens that the kernels' cache blocking splits
@@ -317,7 +322,7 @@ static void threads_case(const pt_cpu *cpu, int64_t n_tok, bool with_scratch) {
     pt_pool *pool;
     pt_error err;
     CHECK(pt_pool_new(3, &pool, &err) == PT_OK, "%s", err.msg);
-    for (size_t ti = 0; ti < 3; ti++) {
+    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++) {
         void *w = random_matrix(types[ti], rows, cols);
         float *x = malloc(sizeof(float) * n_tok * cols);
         random_acts(x, n_tok, cols);
@@ -402,7 +407,7 @@ int main(void) {
            native.avx512vnni, native.avxvnni, native.amx, native.neon, native.dotprod, native.i8mm,
            pt_cpu_variant_name(native.variant));
 
-    for (size_t ti = 0; ti < 3; ti++) test_oracle(types[ti]);
+    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++) test_oracle(types[ti]);
     test_override(&native);
 
     /* every variant the CPU has, selected the way users force one */

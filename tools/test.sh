@@ -22,6 +22,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 bash tools/setup.sh --test
 PETREL_SMOLLM2=$(python3 tools/fetch_model.py)
 export PETREL_SMOLLM2
+PETREL_GEMMA3=$(python3 tools/fetch_gemma3.py)
+export PETREL_GEMMA3
 # The peer: tests that compare with llama.cpp itself (convert's files
 # load in it, perplexity and KL divergence agree with it) get its tools
 # from bench/build_llamacpp.sh; built once here (about 10 minutes on 2

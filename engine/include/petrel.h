@@ -128,16 +128,20 @@ pt_status pt_model_load(const char *path, const pt_model_params *params, pt_mode
 void pt_model_free(pt_model *model);
 
 typedef struct pt_model_info {
-    const char *arch;        /* "llama", "qwen2", "qwen3" */
+    const char *arch;        /* "llama", "qwen2", "qwen3", "gemma3" */
     const char *name;        /* general.name or "" */
     int n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_head_kv, n_ff, head_dim;
     float rope_base;
+    /* Sliding-window attention (gemma3): the window, how many of the
+     * layers use it, and their rope base; 0, 0, 0 when none does. */
+    int n_swa, n_swa_layers;
+    float rope_base_swa;
     int64_t n_params;        /* elements in all tensors */
     uint64_t file_bytes;     /* size of the GGUF file */
     uint64_t weight_bytes;   /* bytes of tensor data */
     const char *ftype;       /* dominant tensor type, e.g. "Q4_1" */
     const char *tokenizer;   /* "gpt2" (byte-level BPE) or "llama" (SentencePiece) */
-    const char *chat_template_kind; /* "chatml", "llama3", "llama2", "zephyr" or "unknown" */
+    const char *chat_template_kind; /* "chatml", "llama3", "llama2", "zephyr", "gemma" or "unknown" */
     /* The CPU kernels: the variant the matrix products run on ("amx",
      * "avx512vnni", "avxvnni", "avx2", "i8mm", "dotprod" or "ref", see
      * pt_model_params.cpu), and what loading repacked for it (matrices,

@@ -69,6 +69,20 @@ void pt_attn_causal(const pt_cpu *cpu, float *out, int64_t out_stride, const flo
                     int64_t kt_block_stride, const float *v, int64_t v_stride, int p0,
                     int head_dim, float scale, float *scratch);
 
+/* pt_attn_causal with a sliding window (Gemma 2/3 local layers,
+ * llama.cpp's LLAMA_SWA_TYPE_STANDARD): the token at position p attends
+ * only to positions j with p - window < j <= p, i.e. the last `window`
+ * positions including its own. Lanes before the window are masked as the
+ * causal kernel masks lanes past p (their keys and values must be finite,
+ * as stored positions are); blocks wholly before it are not read (their
+ * keys and values need not be stored). window <= 0: no window
+ * (pt_attn_causal). For a query whose window reaches position 0 the
+ * result is bitwise pt_attn_causal's. */
+void pt_attn_causal_window(const pt_cpu *cpu, float *out, int64_t out_stride, const float *q,
+                           int64_t q_stride, int n_tok, int n_head, const float *kt,
+                           int64_t kt_block_stride, const float *v, int64_t v_stride, int p0,
+                           int window, int head_dim, float scale, float *scratch);
+
 /* exp(x) for x <= 0 as the kernels compute the running-max correction c
  * (and the plain variant every exp); for the tests. */
 float pt_attn_exp(float x);

@@ -216,7 +216,7 @@ AT static void AN(accumulate_any)(float *acc, int nq, const float *c, const floa
 #ifndef A_FULL_ONLY
 AT static void AN(attn)(float *out, int64_t out_stride, const float *q, int64_t q_stride, int n_tok,
                         int n_head, const float *kt, int64_t kbs, const float *v, int64_t vs, int p0,
-                        int D, float scale, float *scratch) {
+                        int window, int D, float scale, float *scratch) {
     const int nq = n_tok * n_head;
     float *m = scratch;                       /* [nq] running max */
     float *l = m + nq;                        /* [nq][BK] per-lane sums */
@@ -232,13 +232,24 @@ AT static void AN(attn)(float *out, int64_t out_stride, const float *q, int64_t 
         for (int i = 0; i < AW; i++) lanes[k][i] = k * AW + i;
 
     const int n_kv = p0 + n_tok; /* positions the last token sees */
-    for (int j0 = 0; j0 < n_kv; j0 += PT_ATTN_BK) {
+    /* Token t sees positions lo(t) = max(0, p0 + t - window + 1) .. p0 + t.
+     * Blocks wholly before the first token's window are skipped, and so,
+     * per token, are blocks wholly before its own: every block a query
+     * goes through holds at least one position it sees, so its running
+     * max is finite from its first block on. */
+    const int first = p0 - window + 1 > 0 ? (p0 - window + 1) / PT_ATTN_BK * PT_ATTN_BK : 0;
+    for (int j0 = first; j0 < n_kv; j0 += PT_ATTN_BK) {
         const float *kb = kt + (int64_t)(j0 / PT_ATTN_BK) * kbs;
         const float *vb = v + (int64_t)j0 * vs;
         const int t0 = j0 - p0 > 0 ? j0 - p0 : 0; /* earlier tokens see none of the block */
-        for (int t = t0; t < n_tok; t++) {
+        /* later tokens whose window starts past the block see none of it:
+         * t sees the block while p0 + t - window + 1 <= j0 + BK - 1 */
+        const int64_t t_end = (int64_t)j0 + PT_ATTN_BK - 1 + window - p0;
+        const int t1 = t_end < n_tok ? (int)t_end : n_tok;
+        for (int t = t0; t < t1; t++) {
             const int lim = p0 + t + 1 - j0; /* valid lanes, >= 1 */
             const int nv = lim < PT_ATTN_BK ? lim : PT_ATTN_BK;
+            const int lo = p0 + t - window + 1 - j0; /* first lane seen, < BK */
             for (int h0 = 0; h0 < n_head; h0 += QMAX) {
                 const int nh = n_head - h0 < QMAX ? n_head - h0 : QMAX;
                 const float *qs[QMAX];
@@ -252,6 +263,7 @@ AT static void AN(attn)(float *out, int64_t out_stride, const float *q, int64_t 
                     A_UNROLL
                     for (int k = 0; k < NV; k++) {
                         if (nv < PT_ATTN_BK) s[j][k] = AN_SELECT(lanes[k] < nv, s[j][k], AN(splat)(-INFINITY));
+                        if (lo > 0) s[j][k] = AN_SELECT(lanes[k] >= lo, s[j][k], AN(splat)(-INFINITY));
                         const float mk = AN(hmax)(&s[j][k]);
                         bm = mk > bm ? mk : bm;
                     }

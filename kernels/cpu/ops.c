@@ -92,6 +92,22 @@ void pt_silu_mul(float *out, const float *gate, const float *up, int n) {
     }
 }
 
+void pt_gelu_tanh_mul(float *out, const float *gate, const float *up, int n) {
+    const float sqrt_2_over_pi = 0.79788456080286535587989211986876f, coef_a = 0.044715f;
+    for (int i = 0; i < n; i++) {
+        const float g = gate[i];
+        out[i] = 0.5f * g * (1.0f + tanhf(sqrt_2_over_pi * g * (1.0f + coef_a * g * g))) * up[i];
+    }
+}
+
+void pt_scale(float *y, float a, int n) {
+    for (int i = 0; i < n; i++) y[i] *= a;
+}
+
+void pt_softcap(float *y, float cap, int n) {
+    for (int i = 0; i < n; i++) y[i] = cap * tanhf(y[i] / cap);
+}
+
 void pt_add(float *y, const float *x, int n) {
     for (int i = 0; i < n; i++) y[i] += x[i];
 }

@@ -45,6 +45,17 @@ void pt_softmax(float *x, int n);
  * to float precision anyway). ops_simd.h has the same in SIMD. */
 void pt_silu_mul(float *out, const float *gate, const float *up, int n);
 
+/* out[i] = gelu(gate[i]) * up[i] with GELU's tanh approximation,
+ * gelu(g) = 0.5 g (1 + tanh(sqrt(2/pi) g (1 + 0.044715 g^2)))  (ggml's
+ * ggml_gelu_f32 formula; HF's gelu_pytorch_tanh), tanh from libm. */
+void pt_gelu_tanh_mul(float *out, const float *gate, const float *up, int n);
+
+/* y[i] *= a. */
+void pt_scale(float *y, float a, int n);
+
+/* y[i] = cap * tanh(y[i] / cap) (Gemma 2's final logit soft-capping). */
+void pt_softcap(float *y, float cap, int n);
+
 /* y[i] += x[i]. */
 void pt_add(float *y, const float *x, int n);
 

@@ -85,11 +85,30 @@ void pt_qact_quantize(const pt_cpu *cpu, const float *x, pt_qact *a, int64_t t0,
 
 /* ---- weight codes of one GGML block --------------------------------- */
 
+/* The 32 codes q - 16 of a Q5_0 block (-16..15): the block's values are
+ * d times them, as Q8_0's are d times its int8 codes. */
+static void q5_0_codes(const pt_block_q5_0 *blk, int8_t c[32]) {
+    uint32_t qh;
+    memcpy(&qh, blk->qh, 4); /* little-endian: bit i is value i's bit 4 */
+    for (int i = 0; i < 16; i++) {
+        c[i] = (int8_t)(((blk->qs[i] & 0x0f) | ((qh >> i & 1) << 4)) - 16);
+        c[i + 16] = (int8_t)(((blk->qs[i] >> 4) | ((qh >> (i + 16) & 1) << 4)) - 16);
+    }
+}
+
 /* The 32 integer codes c[i] of block b of a GGML row (Q4_0: nibble - 8,
- * Q4_1: nibble, Q8_0: int8), its scale and min. */
+ * Q4_1: nibble, Q5_0: 5-bit value - 16, Q8_0: int8), its scale and min. */
 static void block_codes(uint32_t type, const void *row, int64_t b, int32_t c[32], float *dw,
                         float *mw) {
     *mw = 0.0f;
+    if (type == PT_TYPE_Q5_0) {
+        const pt_block_q5_0 *blk = (const pt_block_q5_0 *)row + b;
+        int8_t q[32];
+        q5_0_codes(blk, q);
+        for (int i = 0; i < 32; i++) c[i] = q[i];
+        *dw = pt_fp16_to_f32(blk->d);
+        return;
+    }
     if (type == PT_TYPE_Q8_0) {
         const pt_block_q8_0 *blk = (const pt_block_q8_0 *)row + b;
         for (int i = 0; i < 32; i++) c[i] = blk->qs[i];
@@ -168,7 +187,8 @@ static bool layout_of(pt_cpu_variant v, variant_layout *out) {
 
 bool pt_qweights_supported(uint32_t type, int64_t rows, int64_t cols, const pt_cpu *cpu) {
     variant_layout lay;
-    if (type != PT_TYPE_Q4_0 && type != PT_TYPE_Q4_1 && type != PT_TYPE_Q8_0) return false;
+    if (type != PT_TYPE_Q4_0 && type != PT_TYPE_Q4_1 && type != PT_TYPE_Q5_0 && type != PT_TYPE_Q8_0)
+        return false;
     if (rows <= 0 || cols <= 0 || cols % PT_QACT_BLOCK) return false;
     if (!pt_cpu_has_variant(cpu, cpu->variant)) return false;
     return layout_of(cpu->variant, &lay);
@@ -182,8 +202,14 @@ pt_qweights *pt_qweights_pack(uint32_t type, const void *src, int64_t rows, int6
     pt_qweights *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     const int G = lay.G, KI = lay.KI;
+    /* Q5_0 is packed as Q8_0: its codes q - 16 widened to int8, its fp16
+     * scale kept; the Q8_0 kernels then compute exactly pt_qmatmul_ref's
+     * Q5_0 product (the same integer dots and scales) */
+    const uint32_t src_type = type;
+    if (type == PT_TYPE_Q5_0) type = PT_TYPE_Q8_0;
     const bool q8 = type == PT_TYPE_Q8_0;
     w->type = type;
+    w->src_type = src_type;
     w->variant = cpu->variant;
     w->rows = rows;
     w->cols = cols;
@@ -204,8 +230,8 @@ pt_qweights *pt_qweights_pack(uint32_t type, const void *src, int64_t rows, int6
         return NULL;
     }
 
-    const size_t row_bytes = pt_type_row_bytes(type, cols);
-    const size_t block_bytes = (size_t)pt_type_get(type)->block_bytes;
+    const size_t row_bytes = pt_type_row_bytes(src_type, cols);
+    const size_t block_bytes = (size_t)pt_type_get(src_type)->block_bytes;
     const int chunks = (q8 ? 32 : 16) / KI;
     const size_t qs_off = type == PT_TYPE_Q8_0   ? offsetof(pt_block_q8_0, qs)
                           : type == PT_TYPE_Q4_0 ? offsetof(pt_block_q4_0, qs)
@@ -234,9 +260,16 @@ pt_qweights *pt_qweights_pack(uint32_t type, const void *src, int64_t rows, int6
                     continue;
                 }
                 const uint8_t *blk = (const uint8_t *)src + (size_t)(g * G + r) * row_bytes + (size_t)b * block_bytes;
-                memcpy(&d[r], blk, 2);
+                memcpy(&d[r], blk, 2); /* Q5_0's d is its first field too */
                 if (type == PT_TYPE_Q4_1) memcpy(&m[r], blk + 2, 2);
                 const uint8_t *qs = blk + qs_off;
+                int8_t q5[32];
+                if (src_type == PT_TYPE_Q5_0) {
+                    pt_block_q5_0 b5;
+                    memcpy(&b5, blk, sizeof b5);
+                    q5_0_codes(&b5, q5);
+                    qs = (const uint8_t *)q5;
+                }
                 /* int8 + 128 as uint8 is a flip of each byte's top bit */
                 const uint64_t flip = w->q8_bias ? UINT64_C(0x8080808080808080) : 0;
                 if (KI == 4) { /* constant-size copies: plain moves */
@@ -266,7 +299,7 @@ void pt_qweights_free(pt_qweights *w) {
     free(w);
 }
 
-uint32_t pt_qweights_type(const pt_qweights *w) { return w->type; }
+uint32_t pt_qweights_type(const pt_qweights *w) { return w->src_type; }
 int64_t pt_qweights_rows(const pt_qweights *w) { return w->rows; }
 int64_t pt_qweights_cols(const pt_qweights *w) { return w->cols; }
 pt_cpu_variant pt_qweights_variant(const pt_qweights *w) { return w->variant; }
@@ -329,6 +362,7 @@ void pt_qmatmul(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, in
 }
 
 bool pt_qmatmul_ref_type(uint32_t type, int64_t cols) {
-    return (type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q8_0) && cols > 0 &&
+    return (type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q5_0 || type == PT_TYPE_Q8_0) &&
+           cols > 0 &&
            cols % PT_QACT_BLOCK == 0;
 }

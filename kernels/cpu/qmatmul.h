@@ -5,7 +5,9 @@
  * tiles for the CPU's int8 dot-product instruction, and the products run
  * as exact integer dots per block, scaled in float.
  *
- * Types with a fast path: Q4_0, Q4_1, Q8_0 (cols a multiple of 32), on
+ * Types with a fast path: Q4_0, Q4_1, Q8_0 and Q5_0 (cols a multiple of
+ * 32; Q5_0 is repacked as Q8_0, its 5-bit codes widened to int8, so it
+ * takes 8.5 instead of 5.5 bits per weight in memory), on
  * the variants AVX2, AVX-VNNI, AVX-512 VNNI, AMX (x86-64) and NEON dotprod /
  * i8mm (arm64); see cpu_features.h. Everything else stays on pt_matmul_ref.
  *
@@ -37,11 +39,12 @@
  *   q[i] = round-half-even(clamp(x[i] * id, -127, 127)),
  *   s = sum q[i],  ds = d * s                          (all float32)
  * and the product of row r with token t is, over blocks k in order,
- *   acc = fma((float)isum_k, dw_k * d_k, acc)                 Q4_0, Q8_0
+ *   acc = fma((float)isum_k, dw_k * d_k, acc)                 Q4_0, Q5_0, Q8_0
  *   acc = fma(mw_k, ds_k, fma((float)isum_k, dw_k * d_k, acc)) Q4_1
  * starting from acc = +0, where isum_k = sum q[i] * c[i] is the exact
  * integer dot of the activation codes with the weight codes c (Q4_0:
- * nibble - 8, Q4_1: nibble, Q8_0: the int8), dw / mw the block's scale /
+ * nibble - 8, Q4_1: nibble, Q5_0: 5-bit value - 16, Q8_0: the int8), dw /
+ * mw the block's scale /
  * min. pt_qmatmul_ref computes exactly this in plain C; every fast variant
  * produces the same float operations in the same order, so results are
  * bitwise equal to it (the tests demand that).
@@ -101,14 +104,15 @@ bool pt_qweights_supported(uint32_t type, int64_t rows, int64_t cols, const pt_c
 
 /* Repack a GGML matrix (rows x cols, rows of pt_type_row_bytes(type, cols)
  * bytes, 2-byte aligned) for cpu->variant. The result owns a copy (same
- * size as the source plus < 64 bytes per row group of padding); w is not
+ * size as the source plus < 64 bytes per row group of padding; Q5_0: the
+ * size of the same matrix in Q8_0); w is not
  * referenced afterwards, so the caller may drop its pages. NULL when not
  * supported or out of memory. */
 pt_qweights *pt_qweights_pack(uint32_t type, const void *w, int64_t rows, int64_t cols,
                               const pt_cpu *cpu);
 void pt_qweights_free(pt_qweights *w);
 
-uint32_t pt_qweights_type(const pt_qweights *w);
+uint32_t pt_qweights_type(const pt_qweights *w); /* the GGML type packed (Q5_0 included) */
 int64_t pt_qweights_rows(const pt_qweights *w);
 int64_t pt_qweights_cols(const pt_qweights *w);
 pt_cpu_variant pt_qweights_variant(const pt_qweights *w);
@@ -143,11 +147,11 @@ void pt_qmatmul(const pt_qweights *w, const pt_qact *x, float *y, int64_t r0, in
 size_t pt_qmatmul_scratch_bytes(const pt_cpu *cpu, int64_t cols);
 
 /* The same result in plain C from the original GGML matrix (the oracle of
- * the tests; slow). Types Q4_0, Q4_1, Q8_0. */
+ * the tests; slow). Types Q4_0, Q4_1, Q5_0, Q8_0. */
 void pt_qmatmul_ref(uint32_t type, const void *w, int64_t rows, int64_t cols, const pt_qact *x,
                     float *y, int64_t r0, int64_t r1);
 /* Whether pt_qmatmul_ref takes this type and column count (Q4_0, Q4_1,
- * Q8_0 with cols a multiple of 32). */
+ * Q5_0, Q8_0 with cols a multiple of 32). */
 bool pt_qmatmul_ref_type(uint32_t type, int64_t cols);
 
 #endif

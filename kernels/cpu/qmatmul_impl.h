@@ -14,7 +14,9 @@
  * interleaved: byte (c * G + r) * KI + i is, for row r,
  *   Q4_*: byte c * KI + i of GGML's qs[16]: low nibble = code of element
  *         c * KI + i, high nibble = code of element 16 + c * KI + i;
- *   Q8_0: code of element c * KI + i, plus q8_bias (as uint8).
+ *   Q8_0: code of element c * KI + i, plus q8_bias (as uint8);
+ *         a Q5_0 matrix is stored as Q8_0, its codes being q - 16 in
+ *         -16..15 (src_type says which it was).
  * With KI = 4 one vector of 4 G bytes holds "quad" c (4 consecutive
  * elements) of G rows: what vpdpbusd / vpmaddubsw / sdot consume, one
  * 32-bit lane per row. With KI = 8 a 16-byte register holds 8 elements of
@@ -38,7 +40,8 @@ typedef void (*pt_qmm_fn)(const pt_qweights *w, const pt_qact *x, float *y, int6
 typedef void (*pt_qquant_fn)(const float *x, pt_qact *a, int64_t t0, int64_t t1);
 
 struct pt_qweights {
-    uint32_t type;          /* PT_TYPE_Q4_0 / Q4_1 / Q8_0 */
+    uint32_t type;          /* PT_TYPE_Q4_0 / Q4_1 / Q8_0: the layout and kernel */
+    uint32_t src_type;      /* the GGML type packed: type, or Q5_0 (packed as Q8_0) */
     pt_cpu_variant variant;
     int64_t rows, cols, nb; /* nb = cols / 32 */
     int G, KI, q8_bias;
