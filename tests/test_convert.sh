@@ -38,8 +38,8 @@ for fam in llama llama3 qwen2 qwen3 gemma3; do
     done
 done
 # the converted vocabulary tokenizes as transformers does on the original
-# folder (hf-tiny/<family>/tokens.json; gemma3 once the engine runs it)
-for fam in llama llama3 qwen2 qwen3; do
+# folder (hf-tiny/<family>/tokens.json)
+for fam in llama llama3 qwen2 qwen3 gemma3; do
     n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$DATA/hf-tiny/$fam/tokens.json")
     for ((i = 0; i < n; i++)); do
         text=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[int(sys.argv[2])]["text"], end="")' \

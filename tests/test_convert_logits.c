@@ -14,9 +14,6 @@
  * The F16 and Q8_0 conversions are loaded too and must agree on the top-1
  * token wherever the reference's top-1/top-2 gap is wide (> 0.5): they
  * round the weights, so only the clear choices are theirs to keep.
- *
- * gemma3: the engine does not run it yet; its reference logits are in
- * hf-tiny/gemma3/logits for the case to be added with the gemma3 graph.
  */
 #include <math.h>
 #include <stdint.h>
@@ -136,5 +133,6 @@ int main(void) {
     test_family("llama3");
     test_family("qwen2");
     test_family("qwen3");
+    test_family("gemma3");
     return check_done("convert_logits");
 }

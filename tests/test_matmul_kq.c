@@ -53,7 +53,7 @@ static bool same_bits(const float *a, const float *b, size_t n) { return memcmp(
 /* One product through pt_matmul_run. */
 static void run(const pt_cpu *cpu, pt_pool *pool, int n_threads, uint8_t *scratch, size_t scratch_n,
                 const pt_weight *w, const float *x, int64_t n, bool int8_ref, float *y) {
-    const pt_matmul_runner r = {cpu, pool, n_threads, scratch, scratch_n};
+    const pt_matmul_runner r = {cpu, pool, n_threads, scratch, scratch_n, NULL};
     pt_matmul job = {.n_w = 1, .w = {w}, .y = {y}, .x = x, .n = (int)n, .int8_ref = int8_ref};
     pt_matmul_run(&r, &job);
 }
