@@ -18,5 +18,6 @@ int cmd_pull(int argc, char **argv);    /* fetch a model (catalog name, hf://, m
 int cmd_list(int argc, char **argv);    /* the local models */
 int cmd_rm(int argc, char **argv);      /* delete a local model */
 int cmd_quantize(int argc, char **argv); /* IN OUT TYPE, like llama-quantize */
+int cmd_perplexity(int argc, char **argv); /* llama-perplexity's PPL and KL divergence */
 
 #endif

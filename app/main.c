@@ -31,6 +31,7 @@ static void usage(FILE *f) {
           "  list       the downloaded models (size, type, quantization, last used)\n"
           "  rm         delete a downloaded model\n"
           "  quantize   write a GGUF's tensors in another type (like llama-quantize)\n"
+          "  perplexity perplexity and KL divergence on a text (like llama-perplexity)\n"
           "app options:\n"
           "  -m, --model PATH|NAME   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
           "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
@@ -58,6 +59,7 @@ static const command COMMANDS[] = {
     {"list", cmd_list},
     {"rm", cmd_rm},
     {"quantize", cmd_quantize},
+    {"perplexity", cmd_perplexity},
 };
 
 /* No subcommand: the full-screen app (or, in a build without it, the
