@@ -8,8 +8,9 @@
 #     number of chunks, every running value within PPL_RUN and the final
 #     estimate within PPL_FINAL of llama's (measured: 1.5 % and 0.17 %).
 #     The two differ by their kernels: each rounds the activations of the
-#     Q4_1 products to 8 bits its own way (llama.cpp's Q8_1 blocks, petrel's
-#     per-row int8), and llama.cpp keeps the KV cache in F16, petrel in F32.
+#     Q4_1 products to 8 bits its own way (blocks of 32 both, llama.cpp's
+#     Q8_1 with F16 scales, petrel's with F32), and llama.cpp keeps the KV
+#     cache in F16, petrel in F32.
 #     The batch size and the thread count do not change a digit.
 #  2. Base files (--kl-divergence-base, 8 chunks): petrel's and llama's
 #     are the same size with the same header and tokens, byte for byte
