@@ -19,5 +19,6 @@ int cmd_list(int argc, char **argv);    /* the local models */
 int cmd_rm(int argc, char **argv);      /* delete a local model */
 int cmd_quantize(int argc, char **argv); /* IN OUT TYPE, like llama-quantize */
 int cmd_convert(int argc, char **argv);  /* HF folder -> GGUF, like convert_hf_to_gguf.py */
+int cmd_perplexity(int argc, char **argv); /* llama-perplexity's PPL and KL divergence */
 
 #endif

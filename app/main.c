@@ -33,6 +33,7 @@ static void usage(FILE *f) {
           "  rm         delete a downloaded model\n"
           "  quantize   write a GGUF's tensors in another type (like llama-quantize)\n"
           "  convert    turn a Hugging Face model folder or an SD checkpoint into a GGUF\n"
+          "  perplexity perplexity and KL divergence on a text (like llama-perplexity)\n"
           "app options:\n"
           "  -m, --model PATH|NAME   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
           "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
@@ -61,6 +62,7 @@ static const command COMMANDS[] = {
     {"rm", cmd_rm},
     {"quantize", cmd_quantize},
     {"convert", cmd_convert},
+    {"perplexity", cmd_perplexity},
 };
 
 /* No subcommand: the full-screen app (or, in a build without it, the
