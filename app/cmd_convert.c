@@ -5,22 +5,13 @@
  * on a terminal), the sizes to stdout. Ctrl-C stops it and leaves nothing
  * at OUT (exit 130).
  */
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "args.h"
 #include "commands.h"
+#include "file_job.h"
 #include "sigbus.h"
-
-/* Set by SIGINT; the only state a signal handler can share with the app. */
-static atomic_bool g_interrupted;
-
-static void on_sigint(int sig) {
-    (void)sig;
-    atomic_store(&g_interrupted, true);
-}
 
 static void usage(FILE *f) {
     fputs("usage: petrel convert [options] IN OUT.gguf\n"
@@ -36,27 +27,8 @@ static void usage(FILE *f) {
           "  -t, --threads N threads for the quantize step (default: all cores)\n", f);
 }
 
-typedef struct progress_state {
-    bool tty;
-    int last_tensor;
-    int last_pct;
-} progress_state;
-
 static void on_progress(void *user, const pt_convert_progress *p) {
-    progress_state *s = user;
-    if (!s->tty || p->tensor >= p->n_tensors) return;
-    const int pct = p->total ? (int)(100.0 * (double)p->done / (double)p->total) : 100;
-    if (p->tensor == s->last_tensor && pct == s->last_pct) return;
-    s->last_tensor = p->tensor;
-    s->last_pct = pct;
-    char safe[128];
-    fprintf(stderr, "\r\033[K[%4d/%4d] %3d%%  %-40.40s %s", p->tensor + 1, p->n_tensors, pct,
-            app_escaped(p->name, safe, sizeof safe), p->to_type);
-    fflush(stderr);
-}
-
-static double mib(uint64_t n) {
-    return (double)n / (1024.0 * 1024.0);
+    app_file_job_progress(user, p->tensor, p->n_tensors, p->done, p->total, p->name, p->to_type);
 }
 
 int cmd_convert(int argc, char **argv) {
@@ -92,20 +64,17 @@ int cmd_convert(int argc, char **argv) {
         return 2;
     }
     cp.n_threads = n_threads;
-    progress_state ps = {isatty(STDERR_FILENO), -1, -1};
+    app_file_job job;
+    app_file_job_begin(&job);
     cp.progress = on_progress;
-    cp.progress_user = &ps;
-    cp.cancel = &g_interrupted;
-    struct sigaction sa = {.sa_handler = on_sigint}, old_sa;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_sa);
+    cp.progress_user = &job;
+    cp.cancel = job.cancel;
 
     pt_convert_result r;
     pt_error err = {0};
     app_catch_sigbus(pos[0]); /* the inputs are mapped: truncated under us -> one line */
     const pt_status st = pt_convert_file(pos[0], pos[1], &cp, &r, &err);
-    sigaction(SIGINT, &old_sa, NULL);
-    if (ps.tty && ps.last_tensor >= 0) fputs("\r\033[K", stderr);
+    app_file_job_end(&job);
     if (st == PT_ERR_CANCELLED) {
         app_error("convert: interrupted; nothing written to %s", pos[1]);
         return 130;
@@ -116,6 +85,6 @@ int cmd_convert(int argc, char **argv) {
     printf("%s -> %s (%s, %s)\n", app_escaped(pos[0], in_safe, sizeof in_safe),
            app_escaped(pos[1], out_safe, sizeof out_safe), r.arch, cp.outtype ? cp.outtype : "f16");
     printf("%-10s %d tensors, %lld parameters\n", "model", r.n_tensors, (long long)r.n_params);
-    printf("%-10s %10.2f MiB -> %10.2f MiB\n", "size", mib(r.in_bytes), mib(r.out_file_bytes));
+    printf("%-10s %10.2f MiB -> %10.2f MiB\n", "size", app_mib(r.in_bytes), app_mib(r.out_file_bytes));
     return 0; /* main checks the writes to stdout */
 }

@@ -4,23 +4,14 @@
  * on a terminal), the sizes before and after to stdout. Ctrl-C stops it
  * and leaves nothing at OUT (exit 130).
  */
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "args.h"
 #include "commands.h"
+#include "file_job.h"
 #include "sigbus.h"
-
-/* Set by SIGINT; the only state a signal handler can share with the app. */
-static atomic_bool g_interrupted;
-
-static void on_sigint(int sig) {
-    (void)sig;
-    atomic_store(&g_interrupted, true);
-}
 
 static const char *const TYPES[] = {"F32",  "F16",    "BF16",   "Q8_0", "Q6_K",   "Q5_K_M", "Q5_K",
                                     "Q5_K_S", "Q5_1", "Q5_0", "Q4_K_M", "Q4_K", "Q4_K_S", "Q4_1", "Q4_0"};
@@ -45,27 +36,10 @@ static bool known_type(const char *s) {
     return false;
 }
 
-typedef struct progress_state {
-    bool tty;
-    int last_tensor;
-    int last_pct;
-} progress_state;
-
 static void on_progress(void *user, const pt_quantize_progress *p) {
-    progress_state *s = user;
-    if (!s->tty) return;
-    const int pct = p->total ? (int)(100.0 * (double)p->done / (double)p->total) : 100;
-    if (p->tensor == s->last_tensor && pct == s->last_pct) return;
-    s->last_tensor = p->tensor;
-    s->last_pct = pct;
-    char safe[128];
-    fprintf(stderr, "\r\033[K[%4d/%4d] %3d%%  %-40.40s %s -> %s", p->tensor + 1, p->n_tensors, pct,
-            app_escaped(p->name, safe, sizeof safe), p->from_type, p->to_type);
-    fflush(stderr);
-}
-
-static double mib(uint64_t n) {
-    return (double)n / (1024.0 * 1024.0);
+    char what[64];
+    snprintf(what, sizeof what, "%s -> %s", p->from_type, p->to_type);
+    app_file_job_progress(user, p->tensor, p->n_tensors, p->done, p->total, p->name, what);
 }
 
 int cmd_quantize(int argc, char **argv) {
@@ -116,20 +90,17 @@ int cmd_quantize(int argc, char **argv) {
     }
     qp.type = pos[2];
     qp.n_threads = n_threads;
-    progress_state ps = {isatty(STDERR_FILENO), -1, -1};
+    app_file_job job;
+    app_file_job_begin(&job);
     qp.progress = on_progress;
-    qp.progress_user = &ps;
-    qp.cancel = &g_interrupted;
-    struct sigaction sa = {.sa_handler = on_sigint}, old_sa;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_sa);
+    qp.progress_user = &job;
+    qp.cancel = job.cancel;
 
     pt_quantize_result r;
     pt_error err = {0};
     app_catch_sigbus(pos[0]); /* the input is mapped: truncated under us -> one line */
     const pt_status st = pt_quantize_file(pos[0], pos[1], &qp, &r, &err);
-    sigaction(SIGINT, &old_sa, NULL);
-    if (ps.tty && ps.last_tensor >= 0) fputs("\r\033[K", stderr);
+    app_file_job_end(&job);
     if (st == PT_ERR_CANCELLED) {
         app_error("quantize: interrupted; nothing written to %s", pos[1]);
         return 130;
@@ -139,8 +110,8 @@ int cmd_quantize(int argc, char **argv) {
     char in_safe[1024], out_safe[1024];
     printf("%s -> %s (%s, file type %u)\n", app_escaped(pos[0], in_safe, sizeof in_safe),
            app_escaped(pos[1], out_safe, sizeof out_safe), pos[2], r.file_type);
-    printf("%-10s %10.2f MiB -> %10.2f MiB\n", "weights", mib(r.in_weight_bytes), mib(r.out_weight_bytes));
-    printf("%-10s %10.2f MiB -> %10.2f MiB\n", "file", mib(r.in_file_bytes), mib(r.out_file_bytes));
+    printf("%-10s %10.2f MiB -> %10.2f MiB\n", "weights", app_mib(r.in_weight_bytes), app_mib(r.out_weight_bytes));
+    printf("%-10s %10.2f MiB -> %10.2f MiB\n", "file", app_mib(r.in_file_bytes), app_mib(r.out_file_bytes));
     printf("%-10s %d of %d converted\n", "tensors", r.n_converted, r.n_tensors);
     return 0; /* main checks the writes to stdout */
 }

@@ -63,20 +63,29 @@ static void on_download(void *user, const pt_download_progress *p) {
     post_progress(jc);
 }
 
-static void on_quantize(void *user, const pt_quantize_progress *p) {
-    job_ctx *jc = user;
-    jc->info.done = p->done;
-    jc->info.total = p->total;
-    jc->info.tensor = p->tensor;
-    jc->info.n_tensors = p->n_tensors;
+/* A quantization's or conversion's progress: tensors and input bytes
+ * handled of all of them; the rate and time left from the bytes handled
+ * so far. */
+static void on_tensors(job_ctx *jc, uint64_t done, uint64_t total, int tensor, int n_tensors) {
+    jc->info.done = done;
+    jc->info.total = total;
+    jc->info.tensor = tensor;
+    jc->info.n_tensors = n_tensors;
     jc->info.eta_s = -1;
-    /* the rate and time left from the bytes handled so far */
     const double t = pt_ui_now() - jc->t0;
-    if (t > 0.5 && p->done > 0) {
-        jc->info.bytes_per_s = (double)p->done / t;
-        jc->info.eta_s = (double)(p->total - p->done) / jc->info.bytes_per_s;
+    if (t > 0.5 && done > 0) {
+        jc->info.bytes_per_s = (double)done / t;
+        jc->info.eta_s = (double)(total - done) / jc->info.bytes_per_s;
     }
     post_progress(jc);
+}
+
+static void on_quantize(void *user, const pt_quantize_progress *p) {
+    on_tensors(user, p->done, p->total, p->tensor, p->n_tensors);
+}
+
+static void on_convert(void *user, const pt_convert_progress *p) {
+    on_tensors(user, p->done, p->total, p->tensor, p->n_tensors);
 }
 
 static uint64_t file_size(const char *path) {
@@ -124,21 +133,6 @@ static pt_status job_quantize(pt_jobs *j, const pt_job_spec *s, job_ctx *jc, pt_
         jc->info.out_bytes = res.out_file_bytes;
     }
     return st;
-}
-
-static void on_convert(void *user, const pt_convert_progress *p) {
-    job_ctx *jc = user;
-    jc->info.done = p->done;
-    jc->info.total = p->total;
-    jc->info.tensor = p->tensor;
-    jc->info.n_tensors = p->n_tensors;
-    jc->info.eta_s = -1;
-    const double t = pt_ui_now() - jc->t0;
-    if (t > 0.5 && p->done > 0) {
-        jc->info.bytes_per_s = (double)p->done / t;
-        jc->info.eta_s = (double)(p->total - p->done) / jc->info.bytes_per_s;
-    }
-    post_progress(jc);
 }
 
 /* Convert s->src (a Hugging Face folder or an SD checkpoint) into s->dest
