@@ -9,7 +9,8 @@
 # accepted the file's metadata, tokenizer and every tensor's shape and type
 # and ran the graph (gemma3 too: sliding-window layers and all). On the
 # f32 conversions of llama/qwen2/qwen3 petrel's greedy continuation must
-# be llama.cpp's.
+# be llama.cpp's. And `petrel quantize`'s Q8_0/Q4_0/Q4_1/Q4_K_M files of
+# tests/data/quantize_tiny.gguf load and run in llama.cpp.
 set -u
 CLI_LIB_NO_MODEL=1
 . "$(dirname "$0")/cli_lib.sh"
@@ -54,6 +55,15 @@ for fam in llama llama3 qwen2 qwen3; do
     ll=${ll#"$prompt"}
     pt=$("$BIN" run -m "$out" -p "$prompt" -n 12 --temp 0 2>/dev/null | alnum)
     if [ -n "$ll" ] && [ "$ll" = "$pt" ]; then ok; else bad "$fam f32 greedy: llama.cpp '$ll', petrel '$pt'"; fi
+done
+
+# petrel quantize's files load too: the types whose blocks are byte-
+# identical to llama-quantize's (tests/test_quantize.sh) and a K mix
+for t in Q8_0 Q4_0 Q4_1 Q4_K_M; do
+    out=$TMP/quantized-$t.gguf
+    expect_exit 0 "quantize $t" -- "$BIN" quantize "$DATA/quantize_tiny.gguf" "$out" $t
+    if "$SIMPLE" -m "$out" -n 4 "$prompt" >"$TMP/gen" 2>"$TMP/gen.err"; then ok
+    else bad "llama-simple on quantize_tiny $t: $(tail -3 "$TMP/gen.err")"; fi
 done
 
 echo "$passed passed, $failed failed"
