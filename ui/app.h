@@ -55,6 +55,7 @@ typedef struct pt_app {
     pt_model_card card;
     double load_t0;
     uint64_t load_done, load_total; /* weight bytes ready, of total (0: not known yet) */
+    pt_lora_list loras;         /* the worker's adapters, from its last LORA event */
 
     /* turn */
     bool generating;
@@ -168,5 +169,7 @@ void pt_mscreen_job_badge(const pt_app *a, char *buf, size_t cap);
 void pt_app_status(pt_app *a, bool err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Open the model at path for the chat (the one open is closed first). */
 void pt_app_load_model(pt_app *a, const char *path);
+/* The active adapters as "a×1.0+b×0.5" ("" when none; x without UTF-8). */
+void pt_app_lora_summary(const pt_app *a, char *buf, size_t cap);
 
 #endif

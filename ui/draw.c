@@ -143,7 +143,7 @@ void pt_draw_title(pt_app *a, int y, int W) {
     attr_t t = pt_attr(S_TITLE), d = pt_attr(S_TITLE_DIM);
     fill(y, 0, W, t);
     int x = put_str(y, 0, " petrel ", t, W);
-    char info[512], right[128];
+    char info[1024], right[128];
     if (a->loaded || a->loading) {
         const char *slash = strrchr(a->model_path, '/');
         char file[1024];
@@ -157,8 +157,10 @@ void pt_draw_title(pt_app *a, int y, int W) {
                 if (p >= 1e9) snprintf(params, sizeof params, " %.1fB", p / 1e9);
                 else snprintf(params, sizeof params, " %.0fM", p / 1e6);
             }
-            snprintf(info, sizeof info, "%.200s \u00b7 %s %s%s \u00b7 ctx %d", name, a->card.arch,
-                     a->card.ftype, params, a->card.n_ctx);
+            char lora[256];
+            pt_app_lora_summary(a, lora, sizeof lora);
+            snprintf(info, sizeof info, "%.200s \u00b7 %s %s%s \u00b7 ctx %d%s%s", name, a->card.arch,
+                     a->card.ftype, params, a->card.n_ctx, lora[0] ? " \u00b7 lora " : "", lora);
         } else {
             snprintf(info, sizeof info, "%.200s", name);
         }
