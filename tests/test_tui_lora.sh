@@ -10,6 +10,7 @@
 #     model lacks) is a one-line error and the chat still answers;
 #   - a loaded adapter by name with a new scale, two stacked, one taken off
 #     by name, /stats reports the active one;
+#   - the picker (F7): both listed, Space turns one on, - lowers a scale;
 #   - a model switch to tiny_qwen2 drops the adapters (loaded for the
 #     llama, active or not) with a one-line error;
 #   - --lora PATH:SCALE at start makes it active on the first model.
@@ -77,6 +78,22 @@ tui_check "/stats reports the active adapter" tui_wait_flat 'LoRA: 1 active, [0-
 send "/lora -nothing"
 tui_check "/lora -NAME of no adapter: one line" tui_wait '── lora: no adapter nothing is loaded' 10
 
+# the picker (F7): a is off at 2.0, b on at 0.5
+tui_keys F7
+tui_check "F7 opens the adapter picker" tui_wait 'LoRA adapters \(Esc closes\)' 10
+tui_check "... listing both with their scales" \
+    tui_wait_flat '\[off\] tiny_llama_a +×2\.0 +rank 4 .*\[on\]  tiny_llama_b +×0\.5 +rank 8' 10
+tui_keys Space
+tui_check "Space turns the selected one on" tui_wait 'lora tiny_llama_a×2\.0\+tiny_llama_b×0\.5 \(from' 10
+tui_check "... the picker shows it" tui_wait '\[on\]  tiny_llama_a +×2\.0 ' 10
+tui_keys Down
+tui_type "-"
+tui_check "- lowers the selected one's scale" tui_wait 'lora tiny_llama_a×2\.0\+tiny_llama_b×0\.4 \(from' 10
+tui_keys Escape
+tui_check "Esc closes the picker" tui_wait_gone 'LoRA adapters \(Esc closes\)' 10
+send "/retry"
+tui_check "... and the chat answers with both" reply_done
+
 send "/model $DATA/tiny_qwen2.gguf"
 tui_check "a model switch drops the adapters that do not fit, in one line" \
     tui_wait '── lora dropped: tiny_llama_a, tiny_llama_b \(the adapter is for another base model' 60
@@ -89,6 +106,7 @@ tui_check "... with status 0" test "$(tui_exit_status)" = 0
 
 tui_start 120 40 "'$PETREL' -m '$DATA/tiny_llama.gguf' -t 1 -n 12 --lora '$LORA/tiny_llama_a:0.5'"
 tui_check "--lora PATH:SCALE is active from the start" tui_wait '^ petrel .*· lora tiny_llama_a×0\.5' 60
+tui_check "... and the status keeps the load's line" tui_wait_ready 10
 tui_keys F10
 tui_check "F10 quits" tui_wait_dead 30
 

@@ -571,6 +571,7 @@ static const char *const help_keys[] = {
     "  F4  or ^R      new conversation",
     "  F5  or ^T      demo mode",
     "  F6  or ^X      image studio (and back to the chat)",
+    "  F7             LoRA adapters: Space on/off, +/- scale (/lora)",
     "  F10 or ^Q      quit",
     "  ^L             redraw,  ^Z  suspend",
     "",
@@ -691,6 +692,7 @@ void pt_draw(pt_app *a) {
         draw_footer(a, footer_y, W);
     }
     if (a->ov == OV_HELP) draw_help(a, W, H);
+    if (a->ov == OV_LORA) pt_lora_picker_draw(a, W, H);
     if (a->ov == OV_NONE && cursor) {
         curs_set(1);
         move(cy, cx < W ? cx : W - 1);

@@ -103,6 +103,8 @@ typedef struct pt_lora_cmd {
     pt_lora_op op;
     char target[4096];   /* ON: the path; OFF: the name or path; else "" */
     float scale;         /* ON: the scale (default 1, within [-100, 100]) */
+    bool quiet;          /* no status line on success (petrel --lora at start:
+                            the title shows the set; the load's line stays) */
 } pt_lora_cmd;
 
 /* Parse /lora's argument (arg[0..len)). A last blank-separated word that

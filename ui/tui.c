@@ -145,8 +145,7 @@ static void toggle_demo(pt_app *a) {
 
 /* ---- LoRA ---- */
 
-/* A scale as 1.0, 0.5, 0.25, -1.0. */
-static void fmt_scale(float v, char *buf, size_t cap) {
+void pt_app_fmt_scale(float v, char *buf, size_t cap) {
     snprintf(buf, cap, "%g", (double)v);
     if (!strpbrk(buf, ".en") && strlen(buf) + 2 < cap) strcat(buf, ".0");
 }
@@ -159,7 +158,7 @@ void pt_app_lora_summary(const pt_app *a, char *buf, size_t cap) {
         const pt_lora_entry *e = &a->loras.e[i];
         if (!e->active) continue;
         char sc[24];
-        fmt_scale(e->scale, sc, sizeof sc);
+        pt_app_fmt_scale(e->scale, sc, sizeof sc);
         int n = snprintf(buf + at, cap - at, "%s%s%s%s", at ? "+" : "", e->name, times, sc);
         if (n < 0 || (size_t)n >= cap - at) break;
         at += (size_t)n;
@@ -190,7 +189,7 @@ static void lora_list_note(pt_app *a) {
     for (int i = 0; i < a->loras.n && at < sizeof buf; i++) {
         const pt_lora_entry *e = &a->loras.e[i];
         char sc[24], by[24];
-        fmt_scale(e->scale, sc, sizeof sc);
+        pt_app_fmt_scale(e->scale, sc, sizeof sc);
         pt_fmt_bytes(e->bytes, by, sizeof by);
         at += (size_t)snprintf(buf + at, sizeof buf - at, "\n  %-20s %s  rank %d, %s", e->name,
                                e->active ? sc : "off", e->rank, by);
@@ -203,6 +202,7 @@ static void on_lora(pt_app *a, const pt_ui_event *ev) {
     if (ev->status != PT_OK) { pt_app_status(a, true, "%s", ev->msg); return; }
     if (ev->lora_reloaded) return;   /* all of them fit the new model: the title shows them */
     if (ev->lora_op == PT_LORA_LIST) { lora_list_note(a); return; }
+    if (ev->lora_quiet) return;
     char sum[256];
     pt_app_lora_summary(a, sum, sizeof sum);
     if (sum[0]) pt_app_status(a, false, "lora %s (from the next reply)", sum);
@@ -560,6 +560,11 @@ static bool key_global(pt_app *a, int k) {
         a->ms.form = PT_MFORM_NONE;
         a->ov = OV_NONE;
         return true;
+    case KEY_F(7):
+        if (a->ov == OV_LORA) a->ov = OV_NONE;
+        else if (a->screen == SCREEN_CHAT) { a->ov = OV_LORA; a->lora_sel = 0; }
+        else pt_app_status(a, false, "F7, the LoRA adapter picker, is on the chat screen");
+        return true;
     case KEY_F(10): case CTRL('q'): a->quit = true; return true;
     case CTRL('l'): clearok(curscr, TRUE); pt_pic_invalidate(&a->pics); return true;
     case CTRL('z'): pt_term_suspend(); return true;
@@ -710,6 +715,7 @@ static void handle_key(pt_app *a, int k, bool is_char) {
         if (key_global(a, k)) return;
     }
     if (a->ov == OV_HELP) { key_help(a, k); return; }
+    if (a->ov == OV_LORA) { pt_lora_picker_key(a, k, is_char); return; }
     if (a->screen == SCREEN_MODELS) { pt_mscreen_key(a, k, is_char); return; }
     if (a->screen == SCREEN_STUDIO) { pt_studio_key(a, k, is_char); return; }
     key_chat(a, k, is_char);
@@ -861,7 +867,8 @@ int pt_ui_run(const pt_ui_options *opts) {
         pt_app_load_model(a, path);
         /* --lora: queued behind the load, applied once the model is open */
         for (int i = 0; i < opts->n_loras; i++) {
-            pt_lora_cmd cmd = {.op = PT_LORA_ON, .scale = opts->lora_scales ? opts->lora_scales[i] : 1.0f};
+            pt_lora_cmd cmd = {.op = PT_LORA_ON, .scale = opts->lora_scales ? opts->lora_scales[i] : 1.0f,
+                               .quiet = true};
             snprintf(cmd.target, sizeof cmd.target, "%s", opts->lora_paths[i]);
             pt_worker_lora(&a->worker, &cmd);
         }

@@ -167,6 +167,7 @@ static pt_ui_event *lora_event(pt_worker *w, pt_lora_op op) {
     for (int i = 0; i < w->n_loras; i++) {
         pt_lora_entry *e = &ev->loras->e[ev->loras->n++];
         snprintf(e->name, sizeof e->name, "%s", w->loras[i].name);
+        snprintf(e->path, sizeof e->path, "%s", w->loras[i].path);
         e->scale = w->loras[i].scale;
         e->active = w->loras[i].active;
         if (w->loras[i].lora) {
@@ -278,6 +279,7 @@ static void do_lora(pt_worker *w, const pt_lora_cmd *c) {
     /* the event shows the state after the command */
     pt_ui_event *now = lora_event(w, c->op);
     if (now) {
+        now->lora_quiet = c->quiet;
         now->status = ev->status;
         snprintf(now->msg, sizeof now->msg, "%s", ev->msg);
         pt_ui_event_free(ev);

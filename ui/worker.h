@@ -59,6 +59,8 @@ typedef enum pt_ev_kind {
 /* The adapters as the worker holds them, copied for the UI. */
 typedef struct pt_lora_entry {
     char name[64];        /* the path's last part, ".gguf" cut off; escaped */
+    char path[4096];      /* its real path, for /lora commands (not escaped:
+                             never drawn) */
     float scale;          /* the scale it is (or was last) active with */
     bool active;
     int rank;
@@ -127,6 +129,7 @@ typedef struct pt_ui_event {
     pt_job_info job;               /* JOB_PROGRESS, JOB_DONE */
     /* LoRA */
     pt_lora_op lora_op;            /* LORA: the command's */
+    bool lora_quiet;               /* LORA: the command's quiet */
     pt_lora_list *loras;           /* LORA: malloc'd, the state after it */
     bool lora_reloaded;            /* LORA: sent after a model switch (msg: the
                                       adapters that did not fit, dropped) */
