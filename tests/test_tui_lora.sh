@@ -68,6 +68,13 @@ send "/lora tiny_llama_a 2"
 tui_check "a loaded adapter by its name, with a scale" tui_wait 'lora tiny_llama_a×2\.0 \(from' 10
 send "/lora $LORA/tiny_llama_b 0.5"
 tui_check "two adapters stacked" tui_wait 'lora tiny_llama_a×2\.0\+tiny_llama_b×0\.5 \(from' 30
+send "/lora $LORA/tiny_llama_b/adapter_config.json 0.75"
+tui_check "a PEFT folder's file is the folder's adapter" \
+    tui_wait 'lora tiny_llama_a×2\.0\+tiny_llama_b×0\.75 \(from' 30
+send "/lora tiny_llama_b 0.5"
+tui_wait 'lora tiny_llama_a×2\.0\+tiny_llama_b×0\.5 \(from' 10
+send "/lora"
+tui_check "... loaded once" tui_wait 'LoRA adapters \(2 loaded\):' 10
 send "/lora -tiny_llama_a"
 tui_check "/lora -NAME takes one off" tui_wait 'lora tiny_llama_b×0\.5 \(from' 10
 send "/retry"

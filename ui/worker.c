@@ -110,13 +110,25 @@ static pt_model_params model_params(pt_worker *w) {
 
 /* ---- LoRA adapters ---- */
 
+static bool seg_is(const char *s, size_t n, const char *want) {
+    return strlen(want) == n && memcmp(s, want, n) == 0;
+}
+
 /* The adapter's name for the screen and for /lora -NAME: the path's last
- * part (a trailing '/' ignored), ".gguf" cut off. */
+ * part (a trailing '/' ignored), ".gguf" cut off; a PEFT folder's name
+ * when the path names one of its two files. */
 static void lora_name(const char *path, char *out, size_t cap) {
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/') n--;
     size_t b = n;
     while (b > 0 && path[b - 1] != '/') b--;
+    if (b > 1 && (seg_is(path + b, n - b, "adapter_model.safetensors") ||
+                  seg_is(path + b, n - b, "adapter_config.json"))) {
+        n = b - 1;   /* the folder: "a/b/adapter_config.json" -> "b" */
+        while (n > 1 && path[n - 1] == '/') n--;
+        b = n;
+        while (b > 0 && path[b - 1] != '/') b--;
+    }
     if (n - b > 5 && strncmp(path + n - 5, ".gguf", 5) == 0) n -= 5;
     char raw[256];
     size_t k = n - b < sizeof raw ? n - b : sizeof raw - 1;
@@ -181,10 +193,15 @@ static pt_ui_event *lora_event(pt_worker *w, pt_lora_op op) {
     return ev;
 }
 
-/* An adapter's identity: its real path when it resolves, else as given. */
+/* An adapter's identity: its real path when it resolves, else as given;
+ * a PEFT folder's when the path names one of its two files. */
 static void lora_canon(const char *path, char *out, size_t cap) {
     char buf[PATH_MAX];
     snprintf(out, cap, "%s", realpath(path, buf) ? buf : path);
+    char *slash = strrchr(out, '/');
+    if (slash && slash != out && (seg_is(slash + 1, strlen(slash + 1), "adapter_model.safetensors") ||
+                                  seg_is(slash + 1, strlen(slash + 1), "adapter_config.json")))
+        *slash = 0;
 }
 
 /* The entry /lora PATH or /lora -NAME means: the same file, else (by_name)
