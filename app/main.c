@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "paths.h"
 #include "pull_entry.h"
+#include "run_options.h"
 #ifdef PETREL_HAVE_UI
 #include "graphics/graphics.h"
 #include "ui.h"
@@ -39,6 +40,7 @@ static void usage(FILE *f) {
           "  --color auto|256|16|8|mono   --no-mouse   --demo\n"
           "  --graphics auto|sixel|kitty|iterm2|symbols|none  (or PETREL_GRAPHICS)\n"
           "  --image-model PATH  the studio's image model (default: the bundled demo model)\n"
+          "  --lora PATH[:SCALE]  a LoRA adapter active from the start (repeat to stack; /lora in the chat)\n"
           "options:\n"
           "  -h, --help     this help; COMMAND --help for a command's options\n"
           "  --version      print the version\n", f);
@@ -76,6 +78,7 @@ static int open_app(int argc, char **argv, bool demo) {
         return 1;
     }
     o.data_dir = data_dir;
+    run_loras loras = {0};   /* --lora: its strings live while the app runs */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
@@ -95,6 +98,8 @@ static int open_app(int argc, char **argv, bool demo) {
             }
         } else if (!strcmp(a, "--image-model")) {
             if (!(o.image_model = arg_value(argc, argv, &i))) return 2;
+        } else if (!strcmp(a, "--lora")) {
+            if (run_loras_add(&loras, arg_value(argc, argv, &i)) < 0) return 2;
         } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
             if (!(v = arg_value(argc, argv, &i)) || !arg_int(v, 0, 1024, &o.n_threads)) goto bad_number;
         } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) {
@@ -136,6 +141,9 @@ static int open_app(int argc, char **argv, bool demo) {
     if (!catalog) o.catalog_why = cat_err.msg;   /* the UI escapes it */
     o.catalog = catalog;
     o.pull = app_pull_entry;
+    o.n_loras = loras.n;
+    o.lora_paths = loras.path;
+    o.lora_scales = loras.scale;
     int rc = pt_ui_run(&o);
     pt_catalog_free(catalog);
     return rc;

@@ -187,6 +187,57 @@ static void test_transcript(void) {
     pt_transcript_free(&t);
 }
 
+/* /lora's argument: list, off, -NAME, PATH [SCALE]; a path with blanks;
+ * a last word that is not a number stays part of the path. */
+static void lora_ok(const char *arg, pt_lora_op op, const char *target, float scale) {
+    pt_lora_cmd c;
+    char msg[200] = "";
+    bool ok = pt_slash_lora_parse(arg, strlen(arg), &c, msg, sizeof msg);
+    CHECK(ok && c.op == op && strcmp(c.target, target) == 0 && c.scale == scale,
+          "/lora \"%s\": op %d target \"%s\" scale %g (%s)", arg, (int)c.op, c.target, (double)c.scale, msg);
+}
+
+static void lora_bad(const char *arg, const char *why) {
+    pt_lora_cmd c;
+    char msg[200] = "";
+    bool ok = pt_slash_lora_parse(arg, strlen(arg), &c, msg, sizeof msg);
+    CHECK(!ok && strstr(msg, why) && !strchr(msg, '\n'), "/lora \"%s\" refused: %s", arg, msg);
+}
+
+static void test_lora(void) {
+    pt_slash c;
+    CHECK(pt_slash_parse("/lora a 0.5", &c) && c.id == PT_SLASH_LORA && c.cmd && c.cmd->tui_only,
+          "/lora is a TUI command");
+    lora_ok("", PT_LORA_LIST, "", 1.0f);
+    lora_ok("   ", PT_LORA_LIST, "", 1.0f);
+    lora_ok("off", PT_LORA_OFF_ALL, "", 1.0f);
+    lora_ok(" off ", PT_LORA_OFF_ALL, "", 1.0f);
+    lora_ok("adapters/a", PT_LORA_ON, "adapters/a", 1.0f);
+    lora_ok("adapters/a 0.5", PT_LORA_ON, "adapters/a", 0.5f);
+    lora_ok("adapters/a   -1.5  ", PT_LORA_ON, "adapters/a", -1.5f);
+    lora_ok("my adapters/a b", PT_LORA_ON, "my adapters/a b", 1.0f);
+    lora_ok("my adapters/a b 2", PT_LORA_ON, "my adapters/a b", 2.0f);
+    lora_ok("a.gguf 1e-1", PT_LORA_ON, "a.gguf", 0.1f);
+    lora_ok("offish", PT_LORA_ON, "offish", 1.0f);
+    lora_ok("-a", PT_LORA_OFF, "a", 1.0f);
+    lora_ok("- adapters/a", PT_LORA_OFF, "adapters/a", 1.0f);
+    lora_ok("0.5", PT_LORA_ON, "0.5", 1.0f);   /* one word is always the path */
+    lora_bad("-", "which adapter");
+    lora_bad("a 101", "[-100, 100]");
+    lora_bad("a -1e9", "[-100, 100]");
+    lora_bad("a inf", "[-100, 100]");
+    lora_bad("a nan", "[-100, 100]");
+    char longp[5000];
+    memset(longp, 'x', sizeof longp - 1);
+    longp[sizeof longp - 1] = 0;
+    lora_bad(longp, "too long");
+    char help[4096];
+    pt_slash_help(true, help, sizeof help);
+    CHECK(strstr(help, "/lora PATH [SCALE]") != NULL, "help lists /lora");
+    pt_slash_help(false, help, sizeof help);
+    CHECK(strstr(help, "/lora") == NULL, "the plain chat's help does not");
+}
+
 int main(void) {
     setlocale(LC_ALL, "C.UTF-8");
     pt_text_init();
@@ -194,5 +245,6 @@ int main(void) {
     test_settings();
     test_editor();
     test_transcript();
+    test_lora();
     return check_done("ui_slash");
 }

@@ -32,7 +32,7 @@
 #include "ui.h"
 #include "worker.h"
 
-typedef enum pt_overlay { OV_NONE, OV_HELP } pt_overlay;
+typedef enum pt_overlay { OV_NONE, OV_HELP, OV_LORA } pt_overlay;
 typedef enum pt_screen { SCREEN_CHAT, SCREEN_STUDIO, SCREEN_MODELS } pt_screen;
 
 typedef struct pt_app {
@@ -55,6 +55,8 @@ typedef struct pt_app {
     pt_model_card card;
     double load_t0;
     uint64_t load_done, load_total; /* weight bytes ready, of total (0: not known yet) */
+    pt_lora_list loras;         /* the worker's adapters, from its last LORA event */
+    int lora_sel;               /* the picker's (OV_LORA) selected row */
 
     /* turn */
     bool generating;
@@ -127,6 +129,10 @@ void pt_draw_box(int y, int x, int h, int w, const char *title);
 void pt_draw_editor(pt_editor *e, int y0, int x0, int rows, int width, const char *hint, bool focus,
                     int *cy, int *cx);
 
+/* lora_picker.c: the adapter picker overlay (OV_LORA, F7) */
+void pt_lora_picker_key(pt_app *a, int k, bool is_char);
+void pt_lora_picker_draw(pt_app *a, int W, int H);
+
 /* studio.c */
 void pt_studio_init(pt_app *a);
 void pt_studio_free(pt_app *a);
@@ -168,5 +174,9 @@ void pt_mscreen_job_badge(const pt_app *a, char *buf, size_t cap);
 void pt_app_status(pt_app *a, bool err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Open the model at path for the chat (the one open is closed first). */
 void pt_app_load_model(pt_app *a, const char *path);
+/* A scale as 1.0, 0.5, 0.25, -1.0. */
+void pt_app_fmt_scale(float v, char *buf, size_t cap);
+/* The active adapters as "a×1.0+b×0.5" ("" when none; x without UTF-8). */
+void pt_app_lora_summary(const pt_app *a, char *buf, size_t cap);
 
 #endif

@@ -143,7 +143,7 @@ void pt_draw_title(pt_app *a, int y, int W) {
     attr_t t = pt_attr(S_TITLE), d = pt_attr(S_TITLE_DIM);
     fill(y, 0, W, t);
     int x = put_str(y, 0, " petrel ", t, W);
-    char info[512], right[128];
+    char info[1024], right[128];
     if (a->loaded || a->loading) {
         const char *slash = strrchr(a->model_path, '/');
         char file[1024];
@@ -157,8 +157,10 @@ void pt_draw_title(pt_app *a, int y, int W) {
                 if (p >= 1e9) snprintf(params, sizeof params, " %.1fB", p / 1e9);
                 else snprintf(params, sizeof params, " %.0fM", p / 1e6);
             }
-            snprintf(info, sizeof info, "%.200s \u00b7 %s %s%s \u00b7 ctx %d", name, a->card.arch,
-                     a->card.ftype, params, a->card.n_ctx);
+            char lora[256];
+            pt_app_lora_summary(a, lora, sizeof lora);
+            snprintf(info, sizeof info, "%.200s \u00b7 %s %s%s \u00b7 ctx %d%s%s", name, a->card.arch,
+                     a->card.ftype, params, a->card.n_ctx, lora[0] ? " \u00b7 lora " : "", lora);
         } else {
             snprintf(info, sizeof info, "%.200s", name);
         }
@@ -569,6 +571,7 @@ static const char *const help_keys[] = {
     "  F4  or ^R      new conversation",
     "  F5  or ^T      demo mode",
     "  F6  or ^X      image studio (and back to the chat)",
+    "  F7             LoRA adapters: Space on/off, +/- scale (/lora)",
     "  F10 or ^Q      quit",
     "  ^L             redraw,  ^Z  suspend",
     "",
@@ -689,6 +692,7 @@ void pt_draw(pt_app *a) {
         draw_footer(a, footer_y, W);
     }
     if (a->ov == OV_HELP) draw_help(a, W, H);
+    if (a->ov == OV_LORA) pt_lora_picker_draw(a, W, H);
     if (a->ov == OV_NONE && cursor) {
         curs_set(1);
         move(cy, cx < W ? cx : W - 1);

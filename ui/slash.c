@@ -30,6 +30,7 @@ const pt_slash_cmd pt_slash_cmds[] = {
     {"mouse", NULL, PT_SLASH_MOUSE, "[on|off]", "mouse wheel scrolling (off lets the terminal select text)", true},
     {"imagine", NULL, PT_SLASH_IMAGINE, "PROMPT", "draw a picture into the chat (studio settings)", true},
     {"studio", NULL, PT_SLASH_STUDIO, "", "open the image studio (F6 or ^X)", true},
+    {"lora", NULL, PT_SLASH_LORA, "PATH [SCALE]", "LoRA adapter on, stacked (/lora -NAME: off, /lora off: all, /lora: list)", true},
     {"quit", "exit", PT_SLASH_QUIT, "", "leave petrel", false},
 };
 const int pt_slash_n_cmds = (int)(sizeof pt_slash_cmds / sizeof pt_slash_cmds[0]);
@@ -154,6 +155,50 @@ bad:
     snprintf(msg, msg_cap, "%s: not a valid %s: \"%s\"", st->name,
              st->type == 'f' ? "number" : "whole number", tmp);
     return false;
+}
+
+bool pt_slash_lora_parse(const char *arg, size_t len, pt_lora_cmd *out, char *msg, size_t msg_cap) {
+    memset(out, 0, sizeof *out);
+    out->scale = 1.0f;
+    while (len > 0 && is_blank(*arg)) { arg++; len--; }
+    while (len > 0 && is_blank(arg[len - 1])) len--;
+    if (len == 0) { out->op = PT_LORA_LIST; return true; }
+    if (word_eq(arg, len, "off")) { out->op = PT_LORA_OFF_ALL; return true; }
+    if (arg[0] == '-') {
+        arg++; len--;
+        while (len > 0 && is_blank(*arg)) { arg++; len--; }
+        if (len == 0) { snprintf(msg, msg_cap, "/lora -NAME: which adapter? (/lora lists them)"); return false; }
+        out->op = PT_LORA_OFF;
+    } else {
+        out->op = PT_LORA_ON;
+        /* the last word: a scale when it is a number */
+        size_t w = len;
+        while (w > 0 && !is_blank(arg[w - 1])) w--;
+        if (w > 0) {
+            char num[64];
+            size_t nl = len - w;
+            if (nl < sizeof num) {
+                memcpy(num, arg + w, nl);
+                num[nl] = 0;
+                char *end;
+                errno = 0;
+                double v = strtod(num, &end);
+                if (end != num && !*end) {
+                    if (errno || !isfinite(v) || v < -100 || v > 100) {
+                        snprintf(msg, msg_cap, "/lora: the scale must be a number in [-100, 100], not %s", num);
+                        return false;
+                    }
+                    out->scale = (float)v;
+                    len = w;
+                    while (len > 0 && is_blank(arg[len - 1])) len--;
+                }
+            }
+        }
+    }
+    if (len >= sizeof out->target) { snprintf(msg, msg_cap, "/lora: the path is too long"); return false; }
+    memcpy(out->target, arg, len);
+    out->target[len] = 0;
+    return true;
 }
 
 /* Append to a bounded buffer while counting the full length. */

@@ -37,6 +37,7 @@ typedef enum pt_slash_id {
     PT_SLASH_MOUSE,
     PT_SLASH_IMAGINE,  /* /imagine PROMPT: a picture into the transcript */
     PT_SLASH_STUDIO,   /* /studio: the image studio screen */
+    PT_SLASH_LORA,     /* /lora ...: LoRA adapters (pt_slash_lora_parse) */
     PT_SLASH_QUIT,
 } pt_slash_id;
 
@@ -89,6 +90,27 @@ const pt_slash_setting *pt_slash_find_setting(const char *name, size_t len);
 /* Current value of a setting as text. */
 void pt_slash_setting_value(const pt_chat_settings *s, const pt_slash_setting *setting,
                             char *buf, size_t cap);
+
+/* What /lora's argument asks for. */
+typedef enum pt_lora_op {
+    PT_LORA_LIST,      /* "": list the loaded adapters and the active set */
+    PT_LORA_ON,        /* "PATH [SCALE]": load (once) and activate with scale */
+    PT_LORA_OFF,       /* "-NAME" (or -PATH): deactivate one, keep it loaded */
+    PT_LORA_OFF_ALL,   /* "off": deactivate all */
+} pt_lora_op;
+
+typedef struct pt_lora_cmd {
+    pt_lora_op op;
+    char target[4096];   /* ON: the path; OFF: the name or path; else "" */
+    float scale;         /* ON: the scale (default 1, within [-100, 100]) */
+    bool quiet;          /* no status line on success (petrel --lora at start:
+                            the title shows the set; the load's line stays) */
+} pt_lora_cmd;
+
+/* Parse /lora's argument (arg[0..len)). A last blank-separated word that
+ * is a number is the scale, the rest the path (which may hold blanks).
+ * On failure writes a one-line reason into msg and returns false. */
+bool pt_slash_lora_parse(const char *arg, size_t len, pt_lora_cmd *out, char *msg, size_t msg_cap);
 
 /* Help text: one command per line ("/temp X  sampling temperature..."),
  * tui selects the commands offered by the full-screen UI. Writes at most

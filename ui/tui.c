@@ -143,6 +143,72 @@ static void toggle_demo(pt_app *a) {
     }
 }
 
+/* ---- LoRA ---- */
+
+void pt_app_fmt_scale(float v, char *buf, size_t cap) {
+    snprintf(buf, cap, "%g", (double)v);
+    if (!strpbrk(buf, ".en") && strlen(buf) + 2 < cap) strcat(buf, ".0");
+}
+
+void pt_app_lora_summary(const pt_app *a, char *buf, size_t cap) {
+    size_t at = 0;
+    if (cap) buf[0] = 0;
+    const char *times = pt_text_utf8() ? "\u00d7" : "x";
+    for (int i = 0; i < a->loras.n; i++) {
+        const pt_lora_entry *e = &a->loras.e[i];
+        if (!e->active) continue;
+        char sc[24];
+        pt_app_fmt_scale(e->scale, sc, sizeof sc);
+        int n = snprintf(buf + at, cap - at, "%s%s%s%s", at ? "+" : "", e->name, times, sc);
+        if (n < 0 || (size_t)n >= cap - at) break;
+        at += (size_t)n;
+    }
+}
+
+static void lora_command(pt_app *a, const char *arg) {
+    pt_lora_cmd cmd;
+    char msg[320];
+    if (!pt_slash_lora_parse(arg, strlen(arg), &cmd, msg, sizeof msg)) {
+        char shown[400];
+        pt_app_status(a, true, "%s", pt_shown(msg, shown, sizeof shown));
+        return;
+    }
+    /* the worker runs it after what it has queued: a reply being written
+     * keeps its adapters, the next one gets the new set */
+    pt_worker_lora(&a->worker, &cmd);
+}
+
+static void lora_list_note(pt_app *a) {
+    if (a->loras.n == 0) {
+        note(a, false, "no LoRA adapters loaded: /lora PATH [SCALE] loads one");
+        return;
+    }
+    char buf[4096];
+    size_t at = 0;
+    at += (size_t)snprintf(buf, sizeof buf, "LoRA adapters (%d loaded):", a->loras.n);
+    for (int i = 0; i < a->loras.n && at < sizeof buf; i++) {
+        const pt_lora_entry *e = &a->loras.e[i];
+        char sc[24], by[24];
+        pt_app_fmt_scale(e->scale, sc, sizeof sc);
+        pt_fmt_bytes(e->bytes, by, sizeof by);
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "\n  %-20s %s  rank %d, %s", e->name,
+                               e->active ? sc : "off", e->rank, by);
+    }
+    note(a, false, "%s", buf);
+}
+
+static void on_lora(pt_app *a, const pt_ui_event *ev) {
+    if (ev->loras) a->loras = *ev->loras;
+    if (ev->status != PT_OK) { pt_app_status(a, true, "%s", ev->msg); return; }
+    if (ev->lora_reloaded) return;   /* all of them fit the new model: the title shows them */
+    if (ev->lora_op == PT_LORA_LIST) { lora_list_note(a); return; }
+    if (ev->lora_quiet) return;
+    char sum[256];
+    pt_app_lora_summary(a, sum, sizeof sum);
+    if (sum[0]) pt_app_status(a, false, "lora %s (from the next reply)", sum);
+    else pt_app_status(a, false, "lora off (from the next reply)");
+}
+
 /* ---- slash commands ---- */
 
 static void show_stats(pt_app *a) {
@@ -156,12 +222,17 @@ static void show_stats(pt_app *a) {
     pt_fmt_bytes(s->mem.model_resident, res, sizeof res);
     pt_fmt_bytes(s->mem.model_mapped, map, sizeof map);
     pt_fmt_bytes(s->mem.kv_bytes_ram, kr, sizeof kr);
+    char lora[96] = "", lb[24];
+    if (s->mem.n_lora > 0) {
+        pt_fmt_bytes(s->mem.lora_bytes, lb, sizeof lb);
+        snprintf(lora, sizeof lora, "\nLoRA: %d active, %s of factors", s->mem.n_lora, lb);
+    }
     note(a, false,
          "last reply: %d prompt tokens (%d cached), %d generated\n"
          "prefill %s t/s, decode %s t/s, time to first token %s\n"
-         "RSS %s (peak %s), model %s of %s resident, KV %s in RAM, context %d/%d",
+         "RSS %s (peak %s), model %s of %s resident, KV %s in RAM, context %d/%d%s",
          s->last_n_prompt, s->last_n_cached, s->last_n_gen, p, d, t, rss, pk, res, map, kr,
-         s->mem.kv_tokens, s->mem.kv_capacity);
+         s->mem.kv_tokens, s->mem.kv_capacity, lora);
 }
 
 static void run_slash(pt_app *a, const pt_slash *c) {
@@ -264,6 +335,7 @@ static void run_slash(pt_app *a, const pt_slash *c) {
         pt_studio_imagine(a, arg);
         break;
     case PT_SLASH_STUDIO: a->screen = SCREEN_STUDIO; break;
+    case PT_SLASH_LORA: lora_command(a, arg); break;
     case PT_SLASH_QUIT: a->quit = true; break;
     default:
         pt_app_status(a, true, "unknown command /%.*s (/help lists them)", (int)c->name_len, c->name);
@@ -446,6 +518,7 @@ static void on_event(pt_app *a, pt_ui_event *ev) {
     case PT_EV_JOB_PROGRESS: case PT_EV_JOB_DONE:
         pt_mscreen_on_event(a, ev);
         break;
+    case PT_EV_LORA: on_lora(a, ev); break;
     }
     a->dirty = true;
 }
@@ -486,6 +559,11 @@ static bool key_global(pt_app *a, int k) {
         a->screen = a->screen == SCREEN_STUDIO ? SCREEN_CHAT : SCREEN_STUDIO;
         a->ms.form = PT_MFORM_NONE;
         a->ov = OV_NONE;
+        return true;
+    case KEY_F(7):
+        if (a->ov == OV_LORA) a->ov = OV_NONE;
+        else if (a->screen == SCREEN_CHAT) { a->ov = OV_LORA; a->lora_sel = 0; }
+        else pt_app_status(a, false, "F7, the LoRA adapter picker, is on the chat screen");
         return true;
     case KEY_F(10): case CTRL('q'): a->quit = true; return true;
     case CTRL('l'): clearok(curscr, TRUE); pt_pic_invalidate(&a->pics); return true;
@@ -637,6 +715,7 @@ static void handle_key(pt_app *a, int k, bool is_char) {
         if (key_global(a, k)) return;
     }
     if (a->ov == OV_HELP) { key_help(a, k); return; }
+    if (a->ov == OV_LORA) { pt_lora_picker_key(a, k, is_char); return; }
     if (a->screen == SCREEN_MODELS) { pt_mscreen_key(a, k, is_char); return; }
     if (a->screen == SCREEN_STUDIO) { pt_studio_key(a, k, is_char); return; }
     key_chat(a, k, is_char);
@@ -786,6 +865,13 @@ int pt_ui_run(const pt_ui_options *opts) {
     else snprintf(path, sizeof path, "%.3900s/models/%s", a->data_dir, DEFAULT_MODEL_FILE);
     if (access(path, R_OK) == 0) {
         pt_app_load_model(a, path);
+        /* --lora: queued behind the load, applied once the model is open */
+        for (int i = 0; i < opts->n_loras; i++) {
+            pt_lora_cmd cmd = {.op = PT_LORA_ON, .scale = opts->lora_scales ? opts->lora_scales[i] : 1.0f,
+                               .quiet = true};
+            snprintf(cmd.target, sizeof cmd.target, "%s", opts->lora_paths[i]);
+            pt_worker_lora(&a->worker, &cmd);
+        }
     } else {
         snprintf(a->model_path, sizeof a->model_path, "%s", path);
         char shown[1024];

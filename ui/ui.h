@@ -40,6 +40,11 @@ typedef struct pt_ui_options {
     const pt_catalog *catalog;
     const char *catalog_why;
     pt_ui_pull_fn pull;       /* NULL: the screen cannot download */
+    /* --lora PATH[:SCALE]: adapters made active (stacked, in this order)
+     * on the model opened at start, as /lora PATH SCALE would */
+    int n_loras;
+    const char *const *lora_paths;
+    const float *lora_scales;
 } pt_ui_options;
 
 /* Run the app until the user quits. Returns the process exit status; the

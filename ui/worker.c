@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-typedef enum { WCMD_LOAD, WCMD_PROBE, WCMD_MEM, WCMD_RESET, WCMD_TURN, WCMD_IMAGE, WCMD_QUIT } wcmd_kind;
+typedef enum { WCMD_LOAD, WCMD_PROBE, WCMD_MEM, WCMD_RESET, WCMD_TURN, WCMD_IMAGE, WCMD_LORA, WCMD_QUIT } wcmd_kind;
 
 typedef struct wcmd {
     pt_qnode node;
@@ -19,6 +20,7 @@ typedef struct wcmd {
     pt_chat_settings set;
     int turn_id, load_id, img_id;
     pt_img_settings img;     /* IMAGE */
+    pt_lora_cmd lora;        /* LORA */
     pt_ui_event *done;       /* LOAD, TURN: the event that reports the end,
                                 made with the command so it cannot fail later */
 } wcmd;
@@ -38,6 +40,7 @@ void pt_ui_event_free(pt_ui_event *ev) {
     free(ev->path);
     free(ev->res.reply);
     free(ev->rgb);
+    free(ev->loras);
     free(ev);
 }
 
@@ -105,13 +108,244 @@ static pt_model_params model_params(pt_worker *w) {
     return mp;
 }
 
+/* ---- LoRA adapters ---- */
+
+static bool seg_is(const char *s, size_t n, const char *want) {
+    return strlen(want) == n && memcmp(s, want, n) == 0;
+}
+
+/* The adapter's name for the screen and for /lora -NAME: the path's last
+ * part (a trailing '/' ignored), ".gguf" cut off; a PEFT folder's name
+ * when the path names one of its two files. */
+static void lora_name(const char *path, char *out, size_t cap) {
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--;
+    size_t b = n;
+    while (b > 0 && path[b - 1] != '/') b--;
+    if (b > 1 && (seg_is(path + b, n - b, "adapter_model.safetensors") ||
+                  seg_is(path + b, n - b, "adapter_config.json"))) {
+        n = b - 1;   /* the folder: "a/b/adapter_config.json" -> "b" */
+        while (n > 1 && path[n - 1] == '/') n--;
+        b = n;
+        while (b > 0 && path[b - 1] != '/') b--;
+    }
+    if (n - b > 5 && strncmp(path + n - 5, ".gguf", 5) == 0) n -= 5;
+    char raw[256];
+    size_t k = n - b < sizeof raw ? n - b : sizeof raw - 1;
+    memcpy(raw, path + b, k);
+    raw[k] = 0;
+    copy_str(out, cap, raw);
+}
+
+/* Set the active adapters on the context, in load order. */
+static pt_status lora_apply(pt_worker *w, pt_error *err) {
+    if (!w->sess.ctx) return PT_OK;
+    pt_lora *set[PT_LORA_MAX];
+    float scales[PT_LORA_MAX];
+    int n = 0;
+    for (int i = 0; i < w->n_loras && n < PT_LORA_MAX; i++)
+        if (w->loras[i].active && w->loras[i].lora) { set[n] = w->loras[i].lora; scales[n++] = w->loras[i].scale; }
+    return pt_context_set_loras(w->sess.ctx, set, scales, n, err);
+}
+
+static int lora_n_active(const pt_worker *w) {
+    int n = 0;
+    for (int i = 0; i < w->n_loras; i++) n += w->loras[i].active;
+    return n;
+}
+
+/* Switch every adapter off and free it (entries kept, for a reload). */
+static void lora_release(pt_worker *w) {
+    if (w->sess.ctx) pt_context_set_loras(w->sess.ctx, NULL, NULL, 0, NULL);
+    for (int i = 0; i < w->n_loras; i++) {
+        pt_lora_free(w->loras[i].lora);
+        w->loras[i].lora = NULL;
+    }
+}
+
+static void lora_remove(pt_worker *w, int i) {
+    pt_lora_free(w->loras[i].lora);
+    memmove(&w->loras[i], &w->loras[i + 1], sizeof w->loras[0] * (size_t)(w->n_loras - i - 1));
+    w->n_loras--;
+}
+
+/* An event with a copy of the adapters' state and the memory numbers. */
+static pt_ui_event *lora_event(pt_worker *w, pt_lora_op op) {
+    pt_ui_event *ev = ev_new(PT_EV_LORA);
+    if (!ev) return NULL;
+    ev->lora_op = op;
+    ev->loras = calloc(1, sizeof *ev->loras);
+    if (!ev->loras) { pt_ui_event_free(ev); return NULL; }
+    for (int i = 0; i < w->n_loras; i++) {
+        pt_lora_entry *e = &ev->loras->e[ev->loras->n++];
+        snprintf(e->name, sizeof e->name, "%s", w->loras[i].name);
+        snprintf(e->path, sizeof e->path, "%s", w->loras[i].path);
+        e->scale = w->loras[i].scale;
+        e->active = w->loras[i].active;
+        if (w->loras[i].lora) {
+            pt_lora_info info;
+            pt_lora_get_info(w->loras[i].lora, &info);
+            e->rank = info.rank;
+            e->bytes = info.bytes;
+        }
+    }
+    attach_mem(w, ev);
+    return ev;
+}
+
+/* An adapter's identity: its real path when it resolves, else as given;
+ * a PEFT folder's when the path names one of its two files. */
+static void lora_canon(const char *path, char *out, size_t cap) {
+    char buf[PATH_MAX];
+    snprintf(out, cap, "%s", realpath(path, buf) ? buf : path);
+    char *slash = strrchr(out, '/');
+    if (slash && slash != out && (seg_is(slash + 1, strlen(slash + 1), "adapter_model.safetensors") ||
+                                  seg_is(slash + 1, strlen(slash + 1), "adapter_config.json")))
+        *slash = 0;
+}
+
+/* The entry /lora PATH or /lora -NAME means: the same file, else (by_name)
+ * the same name; -1 when none. */
+static int lora_find(const pt_worker *w, const char *target, bool by_name) {
+    char canon[PATH_MAX];
+    lora_canon(target, canon, sizeof canon);
+    for (int i = 0; i < w->n_loras; i++)
+        if (strcmp(w->loras[i].path, canon) == 0) return i;
+    if (by_name) {
+        char name[64];
+        copy_str(name, sizeof name, target);
+        for (int i = 0; i < w->n_loras; i++)
+            if (strcmp(w->loras[i].name, name) == 0) return i;
+    }
+    return -1;
+}
+
+static void do_lora(pt_worker *w, const pt_lora_cmd *c) {
+    pt_ui_event *ev = lora_event(w, c->op);
+    if (!ev) return;
+    /* messages name the adapter, not its whole path: one status line */
+    char shown[64];
+    lora_name(c->target, shown, sizeof shown);
+    pt_error err = {0};
+    bool changed = false;
+    if (c->op == PT_LORA_LIST) {
+        /* nothing to change */
+    } else if (!pt_session_is_open(&w->sess)) {
+        ev->status = PT_ERR_ARG;
+        snprintf(ev->msg, sizeof ev->msg, "lora: no model is open");
+    } else if (c->op == PT_LORA_OFF_ALL) {
+        changed = lora_n_active(w) > 0;
+        for (int i = 0; i < w->n_loras; i++) w->loras[i].active = false;
+    } else if (c->op == PT_LORA_OFF) {
+        int i = lora_find(w, c->target, true);
+        if (i < 0) {
+            ev->status = PT_ERR_ARG;
+            snprintf(ev->msg, sizeof ev->msg, "lora: no adapter %s is loaded (/lora lists them)", shown);
+        } else {
+            changed = w->loras[i].active;
+            w->loras[i].active = false;
+        }
+    } else {
+        /* a name means a loaded adapter only when no such file is there */
+        int i = lora_find(w, c->target, access(c->target, F_OK) != 0);
+        if (i < 0 || !w->loras[i].active) {
+            if (lora_n_active(w) >= PT_LORA_MAX) {
+                ev->status = PT_ERR_ARG;
+                snprintf(ev->msg, sizeof ev->msg, "lora: at most %d adapters can be active (/lora -NAME one first)",
+                         PT_LORA_MAX);
+            }
+        }
+        if (ev->status == PT_OK && i < 0) {
+            if (w->n_loras >= PT_UI_LORA_LOADED) {
+                ev->status = PT_ERR_ARG;
+                snprintf(ev->msg, sizeof ev->msg, "lora: at most %d adapters can be loaded", PT_UI_LORA_LOADED);
+            } else {
+                pt_lora *l = NULL;
+                ev->status = pt_lora_load(w->sess.model, c->target, &l, &err);
+                if (ev->status != PT_OK) {
+                    char why[240];
+                    copy_str(why, sizeof why, err.msg[0] ? err.msg : pt_status_name(ev->status));
+                    snprintf(ev->msg, sizeof ev->msg, "lora %.60s: %s", shown, why);
+                } else {
+                    i = w->n_loras++;
+                    struct pt_worker_lora *e = &w->loras[i];
+                    e->lora = l;
+                    lora_canon(c->target, e->path, sizeof e->path);
+                    lora_name(c->target, e->name, sizeof e->name);
+                    e->active = false;
+                }
+            }
+        }
+        if (ev->status == PT_OK) {
+            changed = !w->loras[i].active || w->loras[i].scale != c->scale;
+            w->loras[i].active = true;
+            w->loras[i].scale = c->scale;
+        }
+    }
+    if (changed) {
+        ev->status = lora_apply(w, &err);
+        if (ev->status != PT_OK) {
+            copy_str(ev->msg, sizeof ev->msg, err.msg[0] ? err.msg : pt_status_name(ev->status));
+            for (int i = 0; i < w->n_loras; i++) w->loras[i].active = false;
+            lora_apply(w, NULL);
+        }
+        /* the KV cache holds what the old set gave: the next turn
+         * prefills the conversation again */
+        pt_session_reset(&w->sess);
+    }
+    /* the event shows the state after the command */
+    pt_ui_event *now = lora_event(w, c->op);
+    if (now) {
+        now->lora_quiet = c->quiet;
+        now->status = ev->status;
+        snprintf(now->msg, sizeof now->msg, "%s", ev->msg);
+        pt_ui_event_free(ev);
+        ev = now;
+    }
+    post(w, ev);
+}
+
+/* After a model was opened: load the adapters again for it; one that
+ * does not fit is dropped, the first such reason in a one-line message.
+ * Posts PT_EV_LORA when there were any. */
+static void lora_reload(pt_worker *w, bool opened) {
+    if (w->n_loras == 0) return;
+    char names[160] = "", why[240] = "";
+    int dropped = 0;
+    for (int i = 0; i < w->n_loras;) {
+        pt_error err = {0};
+        pt_status st = opened ? pt_lora_load(w->sess.model, w->loras[i].path, &w->loras[i].lora, &err)
+                              : PT_ERR_ARG;
+        if (st == PT_OK) { i++; continue; }
+        size_t l = strlen(names);
+        snprintf(names + l, sizeof names - l, "%s%s", dropped++ ? ", " : "", w->loras[i].name);
+        if (!why[0]) copy_str(why, sizeof why, !opened ? "no model is open" : err.msg[0] ? err.msg : pt_status_name(st));
+        lora_remove(w, i);
+    }
+    pt_error err = {0};
+    pt_status st = lora_apply(w, &err);
+    pt_ui_event *ev = lora_event(w, PT_LORA_LIST);
+    if (!ev) return;
+    ev->lora_reloaded = true;
+    if (dropped) {
+        ev->status = PT_ERR_ARG;
+        snprintf(ev->msg, sizeof ev->msg, "lora dropped: %.100s (%s)", names, why);
+    } else if (st != PT_OK) {
+        ev->status = st;
+        copy_str(ev->msg, sizeof ev->msg, err.msg);
+    }
+    post(w, ev);
+}
+
 static void do_load(pt_worker *w, wcmd *c) {
     const char *path = c->path;
     pt_ui_event *ev = c->done;
     c->done = NULL;
     ev->load_id = c->load_id;
     ev->path = strdup(path);   /* informational: the UI matches load_id */
-    /* close the old model first: two models at once may not fit in RAM */
+    /* close the old model first: two models at once may not fit in RAM
+     * (its adapters before it; they are loaded again for the new one) */
+    lora_release(w);
     pt_session_close(&w->sess);
     pt_error err = {0};
     /* the process's one pool, made on first use (if that fails, w->pool
@@ -135,6 +369,7 @@ static void do_load(pt_worker *w, wcmd *c) {
     }
     ev->t = pt_ui_now();
     post(w, ev);
+    lora_reload(w, ev->status == PT_OK);
 }
 
 static void do_probe(pt_worker *w, const char *path) {
@@ -377,11 +612,14 @@ static void *worker_main(void *arg) {
         case WCMD_RESET: pt_session_reset(&w->sess); break;
         case WCMD_TURN: do_turn(w, c); break;
         case WCMD_IMAGE: do_image(w, c); break;
+        case WCMD_LORA: do_lora(w, &c->lora); break;
         case WCMD_QUIT: break;
         }
         wcmd_free(&c->node);
         if (k == WCMD_QUIT) break;
     }
+    lora_release(w);
+    w->n_loras = 0;
     pt_session_close(&w->sess);
     pt_image_model_free(w->img);
     w->img = NULL;
@@ -503,6 +741,12 @@ bool pt_worker_image(pt_worker *w, int img_id, const char *model_path, const pt_
     c->img_id = img_id;
     c->img = *s;
     return send_cmd(w, c);
+}
+
+void pt_worker_lora(pt_worker *w, const pt_lora_cmd *cmd) {
+    wcmd *c = cmd_new(WCMD_LORA, NULL, -1);
+    if (c) c->lora = *cmd;
+    send_cmd(w, c);
 }
 
 void pt_worker_cancel_image(pt_worker *w, int upto) {

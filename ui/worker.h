@@ -47,7 +47,30 @@ typedef enum pt_ev_kind {
     PT_EV_JOB_PROGRESS, /* job_id: a download's or quantization's progress (job) */
     PT_EV_JOB_DONE,     /* job_id: the file job ended (job: its last numbers);
                            or status != OK with msg (PT_ERR_CANCELLED) */
+    PT_EV_LORA,         /* a /lora command ran (lora_op), or a model switch
+                           reloaded the adapters: loras, the state now; status
+                           != OK with msg (one line) when it failed */
 } pt_ev_kind;
+
+/* LoRA adapters the worker keeps loaded for the open model, at most this
+ * many (PT_LORA_MAX of them active at once). */
+#define PT_UI_LORA_LOADED 16
+
+/* The adapters as the worker holds them, copied for the UI. */
+typedef struct pt_lora_entry {
+    char name[64];        /* the path's last part, ".gguf" cut off; escaped */
+    char path[4096];      /* its real path, for /lora commands (not escaped:
+                             never drawn) */
+    float scale;          /* the scale it is (or was last) active with */
+    bool active;
+    int rank;
+    uint64_t bytes;       /* heap bytes of its factors */
+} pt_lora_entry;
+
+typedef struct pt_lora_list {
+    int n;
+    pt_lora_entry e[PT_UI_LORA_LOADED];
+} pt_lora_list;
 
 /* What a file job (jobs.h: download, quantize, convert) reports. Bytes
  * are the engine's: a download counts the bytes in its .part (resumed
@@ -104,6 +127,12 @@ typedef struct pt_ui_event {
     /* file jobs (jobs.h) */
     int job_id;
     pt_job_info job;               /* JOB_PROGRESS, JOB_DONE */
+    /* LoRA */
+    pt_lora_op lora_op;            /* LORA: the command's */
+    bool lora_quiet;               /* LORA: the command's quiet */
+    pt_lora_list *loras;           /* LORA: malloc'd, the state after it */
+    bool lora_reloaded;            /* LORA: sent after a model switch (msg: the
+                                      adapters that did not fit, dropped) */
 } pt_ui_event;
 
 void pt_ui_event_free(pt_ui_event *ev);
@@ -133,6 +162,18 @@ typedef struct pt_worker {
     pt_image_model *img;   /* worker thread only: the image model, kept open
                               (resident) beside the LLM once loaded */
     char img_path[4096];   /* worker thread only: its file */
+    /* worker thread only: the LoRA adapters loaded for sess.model, in the
+     * order they were first loaded; the active ones are set on sess.ctx in
+     * that order. Freed (after being switched off) before the model is
+     * closed; a model switch reloads them for the new model. */
+    struct pt_worker_lora {
+        pt_lora *lora;     /* NULL between a model's close and the reload */
+        char path[4096];
+        char name[64];     /* escaped, for the screen */
+        float scale;
+        bool active;
+    } loras[PT_UI_LORA_LOADED];
+    int n_loras;
     double last_mem_t;     /* worker thread only */
 } pt_worker;
 
@@ -170,6 +211,12 @@ bool pt_worker_image(pt_worker *w, int img_id, const char *model_path, const pt_
  * one sampler step (IMG_DONE with PT_ERR_CANCELLED), a queued one ends at
  * once when it starts; a later job is never reached. */
 void pt_worker_cancel_image(pt_worker *w, int upto_img_id);
+
+/* A /lora command (slash.h), from the next turn on: loads an adapter for
+ * the open model once (kept loaded until the model changes) and changes
+ * the active set; the turns after it prefill the whole conversation again
+ * (the KV cache holds what the old set gave). Posts PT_EV_LORA. */
+void pt_worker_lora(pt_worker *w, const pt_lora_cmd *cmd);
 
 void pt_model_card_from_info(pt_model_card *c, const pt_model_info *info);
 
