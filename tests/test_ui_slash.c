@@ -41,6 +41,9 @@ static void test_settings(void) {
     const pt_slash_setting *t = pt_slash_find_setting("temp", 4);
     CHECK(pt_slash_set(&s, t, " 0.25 ", 6, msg, sizeof msg) && s.sampler.temperature == 0.25f, "temp %s", msg);
     CHECK(!pt_slash_set(&s, t, "hot", 3, msg, sizeof msg) && s.sampler.temperature == 0.25f, "bad number kept old");
+    /* a value typed over two lines (Alt-Enter): the reason stays one line */
+    CHECK(!pt_slash_set(&s, t, "1\n2", 3, msg, sizeof msg) && !strchr(msg, '\n') && strstr(msg, "\"1?2\""),
+          "bad value shown on one line: %s", msg);
     CHECK(!pt_slash_set(&s, t, "11", 2, msg, sizeof msg) && strstr(msg, "between"), "out of range: %s", msg);
     CHECK(pt_slash_set(&s, t, "", 0, msg, sizeof msg) && strstr(msg, "temp = 0.25"), "show value: %s", msg);
     const pt_slash_setting *k = pt_slash_find_setting("top_k", 5);

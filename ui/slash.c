@@ -152,6 +152,10 @@ bool pt_slash_set(pt_chat_settings *s, const pt_slash_setting *st, const char *v
     }
     return true;
 bad:
+    /* the value as typed, on one line: a control character (a newline
+     * typed with Alt-Enter) shows as '?' */
+    for (char *c = tmp; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
     snprintf(msg, msg_cap, "%s: not a valid %s: \"%s\"", st->name,
              st->type == 'f' ? "number" : "whole number", tmp);
     return false;
