@@ -181,6 +181,9 @@ pt_status pt_lora_convert(const char *in, const char *out, const pt_convert_para
                        "%s is a LoRA adapter: name its base model's GGUF with --base MODEL.gguf "
                        "(for the architecture and shapes)",
                        in);
+    struct stat sb, so;
+    if (stat(p->base, &sb) == 0 && stat(out, &so) == 0 && sb.st_dev == so.st_dev && sb.st_ino == so.st_ino)
+        return pt_fail(err, PT_ERR_ARG, "convert: %s is the base model; the adapter would replace it", out);
     pt_lora *l = NULL;
     pt_status st = pt_lora_read(in, &l, err);
     if (st != PT_OK) return st;
@@ -202,7 +205,6 @@ pt_status pt_lora_convert(const char *in, const char *out, const pt_convert_para
         for (int i = 0; i < l->n_pairs; i++)
             res->n_params += (int64_t)l->raw[i].rank * (l->raw[i].rows + l->raw[i].cols);
         char path[4096];
-        struct stat sb;
         snprintf(path, sizeof path, "%s/adapter_model.safetensors", in);
         if (stat(path, &sb) == 0) res->in_bytes = (uint64_t)sb.st_size;
         st = write_adapter(l, arch, alpha, type, out, p, res, err);
