@@ -1,8 +1,10 @@
 /*
  * cmd_convert.c — `petrel convert IN OUT [--outtype T]`: a Hugging Face
  * model folder to GGUF, as llama.cpp's convert_hf_to_gguf.py would, or an
- * SD checkpoint to petrel's image GGUF (pt_convert_file does both). Progress goes to stderr (one line redrawn
- * on a terminal), the sizes to stdout. Ctrl-C stops it and leaves nothing
+ * SD checkpoint to petrel's image GGUF, or a PEFT LoRA adapter to
+ * llama.cpp's GGUF adapter form (pt_convert_file does all three).
+ * Progress goes to stderr (one line redrawn on a terminal), the sizes to
+ * stdout. Ctrl-C stops it and leaves nothing
  * at OUT (exit 130).
  */
 #include <stdio.h>
@@ -19,11 +21,16 @@ static void usage(FILE *f) {
           "tokenizer.model, tokenizer_config.json) of the llama, qwen2, qwen3 or gemma3 family\n"
           "into a GGUF that petrel and llama.cpp load, with llama.cpp's tensor names and metadata;\n"
           "or a Stable Diffusion checkpoint (a diffusers folder or a single-file .safetensors)\n"
-          "into petrel's image GGUF (as tools/sd_to_gguf.py does).\n"
+          "into petrel's image GGUF (as tools/sd_to_gguf.py does); or a PEFT LoRA adapter folder\n"
+          "(adapter_config.json, adapter_model.safetensors) into llama.cpp's GGUF adapter form\n"
+          "(as convert_lora_to_gguf.py writes it), which needs --base.\n"
           "  --outtype T     f32, f16 (default), bf16, q8_0 (as convert_hf_to_gguf.py writes them),\n"
           "                  or any other `petrel quantize` type (q4_k_m, q6_k, ...: converted\n"
           "                  to float first, then quantized with llama-quantize's choices);\n"
           "                  image models: f32, f16, q8_0, q4_0\n"
+          "                  LoRA adapters: f32 (default), f16, bf16, q8_0\n"
+          "  --base MODEL    a LoRA adapter's base model as GGUF (its architecture, head counts\n"
+          "                  and matrix shapes; required for adapters)\n"
           "  -t, --threads N threads for the quantize step (default: all cores)\n", f);
 }
 
@@ -43,6 +50,9 @@ int cmd_convert(int argc, char **argv) {
         } else if (!strcmp(a, "--outtype")) {
             if (!(v = arg_value(argc, argv, &i))) return 2;
             cp.outtype = v;
+        } else if (!strcmp(a, "--base")) {
+            if (!(v = arg_value(argc, argv, &i))) return 2;
+            cp.base = v;
         } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
             if (!(v = arg_value(argc, argv, &i))) return 2;
             if (!arg_int(v, 1, 1024, &n_threads)) {
@@ -83,8 +93,10 @@ int cmd_convert(int argc, char **argv) {
 
     char in_safe[1024], out_safe[1024];
     printf("%s -> %s (%s, %s)\n", app_escaped(pos[0], in_safe, sizeof in_safe),
-           app_escaped(pos[1], out_safe, sizeof out_safe), r.arch, cp.outtype ? cp.outtype : "f16");
-    printf("%-10s %d tensors, %lld parameters\n", "model", r.n_tensors, (long long)r.n_params);
+           app_escaped(pos[1], out_safe, sizeof out_safe), r.arch,
+           r.outtype[0] ? r.outtype : cp.outtype ? cp.outtype : "f16");
+    printf("%-10s %d tensors, %lld parameters\n", r.adapter ? "adapter" : "model", r.n_tensors,
+           (long long)r.n_params);
     printf("%-10s %10.2f MiB -> %10.2f MiB\n", "size", app_mib(r.in_bytes), app_mib(r.out_file_bytes));
     return 0; /* main checks the writes to stdout */
 }

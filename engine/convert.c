@@ -1,7 +1,8 @@
 /*
  * convert.c — pt_convert_file (petrel.h): picks the converter by what IN
  * is (a diffusers folder or a single file: an image model, convert_sd.c;
- * another folder: a Hugging Face LLM, convert_hf.c) and the path by the
+ * a PEFT adapter folder: a LoRA adapter, lora_convert.c; another folder:
+ * a Hugging Face LLM, convert_hf.c) and the path by the
  * output type (f32 / f16 / bf16 / q8_0 written directly; the other
  * quantized types through a float file and pt_quantize_file).
  */
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lora.h"
 #include "quant.h"
 #include "quantize_policy.h"
 #include "status.h"
@@ -49,8 +51,11 @@ pt_status pt_convert_file(const char *in, const char *out, const pt_convert_para
     if ((stat(out, &so) == 0 && so.st_dev == sb.st_dev && so.st_ino == sb.st_ino) ||
         (stat(tmp, &so) == 0 && so.st_dev == sb.st_dev && so.st_ino == sb.st_ino))
         return pt_fail(err, PT_ERR_ARG, "convert: %s is the input", out);
-    /* a single file or a diffusers folder (model_index.json) is an image model */
+    /* a folder with adapter_config.json is a PEFT LoRA adapter */
     char probe[4096];
+    snprintf(probe, sizeof probe, "%s/adapter_config.json", in);
+    if (S_ISDIR(sb.st_mode) && stat(probe, &so) == 0) return pt_lora_convert(in, out, &p, res, err);
+    /* a single file or a diffusers folder (model_index.json) is an image model */
     snprintf(probe, sizeof probe, "%s/model_index.json", in);
     if (!S_ISDIR(sb.st_mode) || stat(probe, &sb) == 0) return pt_convert_sd(in, out, &p, res, err);
 

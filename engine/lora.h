@@ -85,6 +85,11 @@ pt_status pt_lora_read_peft_memory(const char *config, size_t config_len, const 
                                    const char *label, pt_lora **out, pt_error *err);
 pt_status pt_lora_read_gguf_memory(const void *data, uint64_t len, const char *label, pt_lora **out,
                                    pt_error *err);
+/* Put B's rows of a PEFT q_proj / k_proj pair in the GGUF base's order:
+ * permuted (lora_bind.c) when the base is a llama (llama.cpp's converter
+ * permutes those rows of a llama base, n_head heads for Q, n_head_kv for
+ * K), unchanged otherwise; clears hf_qk, so a second call does nothing. */
+pt_status pt_lora_raw_gguf_rows(pt_lora_raw *r, bool llama, int n_head, int n_head_kv, pt_error *err);
 /* Bind to a model: find each pair's matrix, check its shape, order B's
  * rows as the model's (llama Q/K), sort. A pair naming a matrix the model
  * does not have or of another shape is an error saying the adapter is for
@@ -92,5 +97,10 @@ pt_status pt_lora_read_gguf_memory(const void *data, uint64_t len, const char *l
 pt_status pt_lora_bind(pt_lora *l, const struct pt_llm *m, pt_error *err);
 /* pt_lora_bind to a loaded model's decoder. */
 pt_status pt_lora_bind_model(pt_lora *l, const pt_model *model, pt_error *err);
+/* `petrel convert` of a PEFT adapter folder (lora_convert.c): the GGUF
+ * form llama.cpp's convert_lora_to_gguf.py writes, checked against the
+ * base model's GGUF p->base (its architecture, head counts, shapes). */
+pt_status pt_lora_convert(const char *in, const char *out, const pt_convert_params *p, pt_convert_result *res,
+                          pt_error *err);
 
 #endif

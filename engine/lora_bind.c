@@ -45,6 +45,15 @@ static pt_status permute_rows(float *b, int64_t rows, int rank, int heads, pt_er
     return PT_OK;
 }
 
+pt_status pt_lora_raw_gguf_rows(pt_lora_raw *r, bool llama, int n_head, int n_head_kv, pt_error *err) {
+    if (r->hf_qk && llama) {
+        pt_status st = permute_rows(r->b, r->rows, r->rank, strstr(r->target, ".attn_q.") ? n_head : n_head_kv, err);
+        if (st != PT_OK) return st;
+    }
+    r->hf_qk = false; /* permuted once */
+    return PT_OK;
+}
+
 static int by_target(const void *a, const void *b) {
     const uintptr_t x = (uintptr_t)((const pt_lora_pair *)a)->target;
     const uintptr_t y = (uintptr_t)((const pt_lora_pair *)b)->target;
@@ -71,13 +80,12 @@ pt_status pt_lora_bind(pt_lora *l, const pt_llm *m, pt_error *err) {
             st = pt_fail(err, PT_ERR_ARG,
                          "the adapter is for another base model: '%s' is %lld x %lld here but %lld x %lld in the adapter",
                          r->target, (long long)w->rows, (long long)w->cols, (long long)r->rows, (long long)r->cols);
-        else if (r->hf_qk && hp->arch == PT_ARCH_LLAMA)
-            st = permute_rows(r->b, r->rows, r->rank, strstr(r->target, ".attn_q.") ? hp->n_head : hp->n_head_kv, err);
+        else
+            st = pt_lora_raw_gguf_rows(r, hp->arch == PT_ARCH_LLAMA, hp->n_head, hp->n_head_kv, err);
         if (st != PT_OK) {
             free(pairs);
             return st;
         }
-        r->hf_qk = false; /* permuted once */
         pairs[i] = (pt_lora_pair){w, r->rank, r->a, r->b, r->scale};
     }
     qsort(pairs, (size_t)l->n_pairs, sizeof *pairs, by_target);

@@ -3,7 +3,8 @@
 # reads (tests/data/lora/tiny_llama_a.gguf, made by llama.cpp's own
 # convert_lora_to_gguf.py from the PEFT adapter tiny_llama_a) and gives the
 # same greedy text as petrel on the float path, with the adapter in its
-# GGUF form and in its PEFT form, at scales 1 and 0.5, on three prompts.
+# GGUF form and in its PEFT form, at scales 1 and 0.5, on three prompts;
+# and the adapters a and b as `petrel convert` writes them.
 #
 # The float path on both sides: the tiny llama's weights as F32 (converted
 # here with llama-quantize), petrel with PETREL_CPU=ref (float products on
@@ -49,6 +50,20 @@ for prompt in "The quick brown fox" "Hello, world! hello there" "What is the cap
         done
     done
 done
+# adapters petrel converted (`petrel convert`): a, and the rsLoRA b, whose
+# alpha petrel writes as alpha * sqrt(r) so that llama.cpp's alpha / r is
+# the adapter's scale: llama.cpp with them gives petrel's text with the
+# PEFT folders
+for name in a b; do
+    "$BIN" convert "$D/lora/tiny_llama_$name" "$TMP/conv_$name.gguf" --base "$D/tiny_llama.gguf" >/dev/null 2>"$TMP/err" \
+        && ok || bad "petrel convert $name: $(cat "$TMP/err")"
+    "$TMP/lg" "$TMP/f32.gguf" "$TMP/conv_$name.gguf" 1 24 "The quick brown fox" >"$TMP/llama_conv_$name" 2>"$TMP/err" \
+        && ok || bad "llama.cpp with converted $name: $(cat "$TMP/err")"
+    PETREL_CPU=ref "$BIN" run -m "$TMP/f32.gguf" -p "The quick brown fox" -n 24 --temp 0 --lora "$D/lora/tiny_llama_$name" \
+        >"$TMP/petrel_conv_$name" 2>"$TMP/err" && ok || bad "petrel: $(cat "$TMP/err")"
+    same_text "converted $name" "$TMP/llama_conv_$name" "$TMP/petrel_conv_$name"
+done
+
 # and the adapter matters: without it llama.cpp's text is another
 "$TMP/lg" "$TMP/f32.gguf" - 1 24 "The quick brown fox" >"$TMP/llama_base" 2>"$TMP/err" && ok || bad "llama.cpp base"
 cmp -s "$TMP/llama_base" "$TMP/llama1" && bad "llama.cpp's text does not change with the adapter" || ok

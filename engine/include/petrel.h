@@ -910,6 +910,10 @@ typedef struct pt_convert_params {
     pt_convert_progress_fn progress; /* NULL: none */
     void *progress_user;
     const atomic_bool *cancel; /* set from any thread: PT_ERR_CANCELLED, nothing left at out */
+    /* A LoRA adapter (IN a PEFT folder) only: the GGUF of the base model
+     * it was trained on, for its architecture, head counts and matrix
+     * shapes (required: adapter_config.json does not say them). */
+    const char *base;
 } pt_convert_params;
 
 pt_convert_params pt_convert_default_params(void);
@@ -920,6 +924,8 @@ typedef struct pt_convert_result {
     int64_t n_params;
     uint64_t in_bytes;        /* the safetensors files read */
     uint64_t out_file_bytes;
+    bool adapter;             /* IN was a LoRA adapter: OUT is its GGUF form */
+    char outtype[8];          /* the type written: "f32", "f16", ... */
 } pt_convert_result;
 
 /* Convert a Hugging Face model folder (config.json, model.safetensors or
@@ -931,7 +937,11 @@ typedef struct pt_convert_result {
  * when complete. PT_ERR_IO: a missing file; PT_ERR_FORMAT: a bad config,
  * JSON, safetensors (truncated, shape mismatch) or tokenizer;
  * PT_ERR_UNSUPPORTED: an architecture, tensor or pre-tokenizer petrel
- * does not convert; PT_ERR_ARG: an unknown outtype. result may be NULL. */
+ * does not convert; PT_ERR_ARG: an unknown outtype. result may be NULL.
+ * A PEFT LoRA adapter folder (adapter_config.json and
+ * adapter_model.safetensors) is written in llama.cpp's GGUF adapter form
+ * (as convert_lora_to_gguf.py writes it, f32 unless outtype says f16,
+ * bf16 or q8_0), checked against params->base, which it requires. */
 pt_status pt_convert_file(const char *in, const char *out, const pt_convert_params *params,
                           pt_convert_result *result, pt_error *err);
 
