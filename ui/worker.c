@@ -329,7 +329,7 @@ static void lora_reload(pt_worker *w, bool opened) {
     ev->lora_reloaded = true;
     if (dropped) {
         ev->status = PT_ERR_ARG;
-        snprintf(ev->msg, sizeof ev->msg, "lora dropped: %.100s (%s)", names, why);
+        snprintf(ev->msg, sizeof ev->msg, "lora dropped: %.100s (%.180s)", names, why); /* fits msg */
     } else if (st != PT_OK) {
         ev->status = st;
         copy_str(ev->msg, sizeof ev->msg, err.msg);
