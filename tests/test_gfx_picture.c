@@ -134,6 +134,29 @@ static void test_bad(void) {
     CHECK(!pt_picture_decode(giant.data, giant.len, &p, why, sizeof why) && strstr(why, "Mpixel") && !p.rgb,
           "PNG of over %u pixels refused: %s", PT_PICTURE_MAX_PIXELS, why);
     free(giant.data);
+    /* a 3x9 PNG whose IDAT stream made stb's inflater ask for 2 GB (found
+     * by fuzz_gfx_picture): zlib measures the stream first */
+    static const uint8_t bomb_head[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R',
+                                        0, 0, 0, 3, 0, 0, 0, 9, 8, 6, 0, 0, 0};
+    {
+        /* IHDR of 3x9 RGBA8 (CRC not checked by stb), then an IDAT whose
+         * deflate stream holds 1 MiB of zeros: far more than 9 rows of
+         * 1 + 12 bytes */
+        static uint8_t zeros[1 << 20];
+        uLongf zn = compressBound(sizeof zeros);
+        uint8_t *png = malloc(sizeof bomb_head + 4 + 12 + zn + 12);
+        uint8_t *z = png + sizeof bomb_head + 4 + 8;
+        CHECK(png && compress(z, &zn, zeros, sizeof zeros) == Z_OK, "deflate 1 MiB");
+        memcpy(png, bomb_head, sizeof bomb_head);
+        uint8_t *c = png + sizeof bomb_head + 4; /* after IHDR's CRC */
+        c[0] = (uint8_t)(zn >> 24), c[1] = (uint8_t)(zn >> 16), c[2] = (uint8_t)(zn >> 8), c[3] = (uint8_t)zn;
+        memcpy(c + 4, "IDAT", 4);
+        const size_t len = sizeof bomb_head + 4 + 8 + zn + 4;
+        CHECK(!pt_png_check(png, len), "an IDAT stream longer than the picture is refused");
+        CHECK(!pt_picture_decode(png, len, &p, why, sizeof why) && strstr(why, "corrupt PNG") && !p.rgb,
+              "over-long PNG data: %s", why);
+        free(png);
+    }
     mem fine = png_claiming(64, 64); /* a right header, no pixel data */
     CHECK(!pt_picture_decode(fine.data, fine.len, &p, why, sizeof why) && strstr(why, "corrupt"),
           "PNG without IDAT: %s", why);

@@ -45,6 +45,10 @@ bool pt_picture_decode(const void *data, size_t n, pt_picture *out, char *why, s
                  PT_PICTURE_MAX_PIXELS >> 20);
         return false;
     }
+    if (!pt_png_check(data, n)) {
+        snprintf(why, why_cap, "corrupt PNG (its compressed pixel data is damaged or too long)");
+        return false;
+    }
     int dw, dh;
     uint8_t *rgb = stbi_load_from_memory(data, (int)n, &dw, &dh, &comp, 3);
     if (!rgb) {

@@ -32,4 +32,10 @@ bool pt_picture_decode(const void *data, size_t n, pt_picture *out, char *why, s
 bool pt_picture_load(const char *path, pt_picture *out, char *why, size_t why_cap);
 void pt_picture_free(pt_picture *p);
 
+/* false when data is a PNG whose compressed pixel data zlib refuses or
+ * that inflates to more bytes than its header's size can use (png_check.c:
+ * stb_image's own inflater would try to grow without bound); true for a
+ * plausible PNG and for anything else. */
+bool pt_png_check(const uint8_t *data, size_t n);
+
 #endif
