@@ -368,8 +368,9 @@ static void do_load(pt_worker *w, wcmd *c) {
         copy_str(ev->msg, sizeof ev->msg, err.msg[0] ? err.msg : pt_status_name(ev->status));
     }
     ev->t = pt_ui_now();
+    const bool opened = ev->status == PT_OK; /* ev belongs to the UI once posted */
     post(w, ev);
-    lora_reload(w, ev->status == PT_OK);
+    lora_reload(w, opened);
 }
 
 static void do_probe(pt_worker *w, const char *path) {
