@@ -4,7 +4,7 @@
 #   1. normal:   the whole ctest suite on the Release build (build/)
 #   2. sanitize: the whole ctest suite again on an ASan+UBSan build
 #                (build-asan/, -DPETREL_SANITIZE=ON)
-#   3. fuzz:     every libFuzzer target for FUZZ_SECONDS (default 60) each
+#   3. fuzz:     every libFuzzer target for FUZZ_SECONDS (default 30) each
 #                (tools/fuzz.sh, build-fuzz/)
 # usage: tools/test.sh [--only normal|sanitize|fuzz] [CTEST_ARGS...]
 # Each stage's wall time is printed at the end.
@@ -56,7 +56,7 @@ sanitize_suite() {
 }
 
 fuzz_smoke() {
-    bash tools/fuzz.sh "${FUZZ_SECONDS:-60}"
+    bash tools/fuzz.sh "${FUZZ_SECONDS:-30}"
 }
 
 run_stage normal normal_suite "$@"
