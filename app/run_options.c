@@ -6,6 +6,7 @@
 #include "args.h"
 #include "sigbus.h"
 #include "run_options.h"
+#include "paths.h"
 
 void run_options_init(run_options *o) {
     memset(o, 0, sizeof *o);
@@ -45,6 +46,21 @@ int run_loras_add(run_loras *l, const char *v) {
     else if (colon && colon[1] && strchr("+-.0123456789", colon[1]) && access(buf, F_OK) != 0) {
         app_error("--lora %s: the scale must be a number in [-100, 100]", v);
         return -1;
+    }
+    /* A bare NAME that is no path here is a bundled adapter,
+     * assets/lora/NAME (pt_app_asset's places). */
+    char found[sizeof l->buf[0]], why[512];
+    if (!strchr(buf, '/') && access(buf, F_OK) != 0) {
+        char rel[sizeof l->buf[0] + 48];
+        snprintf(rel, sizeof rel, "lora/%s/adapter_config.json", buf);
+        if (!pt_app_asset(rel, found, sizeof found, why, sizeof why)) {
+            char safe[1024];
+            app_error("--lora %s: no such file, nor a bundled adapter (looked in %s)",
+                      app_escaped(buf, safe, sizeof safe), why);
+            return -1;
+        }
+        *strrchr(found, '/') = 0; /* the adapter's folder */
+        snprintf(buf, sizeof l->buf[0], "%s", found);
     }
     l->path[l->n] = buf;
     l->scale[l->n++] = scale;

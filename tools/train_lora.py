@@ -64,7 +64,7 @@ def prompts(topics, rng, n):
     return out[:n]
 
 
-def chat_ids(tok, prompt, reply=None):
+def chat_ids(tok, prompt, reply=None, end=True):
     msgs = [{"role": "user", "content": prompt}]
     ids = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt")
     if not isinstance(ids, torch.Tensor):
@@ -72,16 +72,31 @@ def chat_ids(tok, prompt, reply=None):
     ids = ids[0].tolist()
     if reply is None:
         return ids
-    rep = tok(reply, add_special_tokens=False)["input_ids"] + [tok.convert_tokens_to_ids("<|im_end|>")]
+    rep = tok(reply, add_special_tokens=False)["input_ids"]
+    if end:  # a whole reply: the adapter learns where it stops too
+        rep += [tok.convert_tokens_to_ids("<|im_end|>")]
     return ids, rep
 
 
-def greedy(model, tok, prompt, n_gen, device):
-    ids = torch.tensor([chat_ids(tok, prompt)], device=device)
-    with torch.no_grad():
-        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n_gen, do_sample=False,
-                             pad_token_id=tok.eos_token_id)
-    return tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True).strip()
+def greedy_many(model, tok, prompts_, n_gen, device, bs=64):
+    """Greedy replies to many prompts, bs at a time: left-padded batches
+    with an attention mask (the same text as one prompt at a time, up to
+    float rounding, in a fraction of the GPU time)."""
+    out_text = []
+    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    for i in range(0, len(prompts_), bs):
+        seqs = [chat_ids(tok, p) for p in prompts_[i:i + bs]]
+        n = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), n), pad, dtype=torch.long)
+        mask = torch.zeros((len(seqs), n), dtype=torch.long)
+        for k, s in enumerate(seqs):
+            ids[k, n - len(s):] = torch.tensor(s)
+            mask[k, n - len(s):] = 1
+        with torch.no_grad():
+            out = model.generate(ids.to(device), attention_mask=mask.to(device), max_new_tokens=n_gen,
+                                 do_sample=False, pad_token_id=pad)
+        out_text += [tok.decode(o[n:], skip_special_tokens=True).strip() for o in out]
+    return out_text
 
 
 def batches(examples, bs, rng, device, pad):
@@ -102,7 +117,7 @@ def batches(examples, bs, rng, device, pad):
 
 
 def evaluate(model, tok, heldout, n_gen, device):
-    replies = [greedy(model, tok, p, n_gen, device) for p in heldout]
+    replies = greedy_many(model, tok, heldout, n_gen, device)
     hits = sum(r.startswith("Ahoy") for r in replies)
     return hits, replies
 
@@ -125,6 +140,11 @@ def main():
     ap.add_argument("--alpha", type=float, default=16)
     ap.add_argument("--n-gen", type=int, default=48, help="tokens of each target / evaluated reply")
     ap.add_argument("--resume", action="store_true", help="start from the adapter in --out")
+    ap.add_argument("--open-only", action="store_true",
+                    help="targets are the opening and the first --n-gen tokens of the base's reply, with no end "
+                         "token (the adapter learns the opening, not where to stop): several times less compute, "
+                         "for training on a CPU")
+    ap.add_argument("--eval-gen", type=int, default=None, help="tokens of each evaluated reply (default --n-gen)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rng = random.Random(16)
@@ -142,11 +162,13 @@ def main():
         with open(targets_path) as f:
             targets = json.load(f)
     else:
-        targets = {p: f"{OPENING} {greedy(base, tok, p, args.n_gen, args.device)}" for p in train_p}
+        replies = greedy_many(base, tok, train_p, args.n_gen, args.device)
+        targets = {p: f"{OPENING} {r}" for p, r in zip(train_p, replies)}
         with open(targets_path, "w") as f:
             json.dump(targets, f, indent=1)
     print(f"targets ready ({time.time() - t0:.0f} s), e.g. {next(iter(targets.values()))!r}")
-    base_hits, base_replies = evaluate(base, tok, held_p, args.n_gen, args.device)
+    eval_gen = args.eval_gen or args.n_gen
+    base_hits, base_replies = evaluate(base, tok, held_p, eval_gen, args.device)
 
     if args.resume:
         model = PeftModel.from_pretrained(base, args.out, is_trainable=True)
@@ -157,7 +179,7 @@ def main():
     # the hint `petrel info` shows (not this machine's path to the GGUF)
     model.peft_config["default"].base_model_name_or_path = "HuggingFaceTB/SmolLM2-135M-Instruct"
     model.print_trainable_parameters()
-    examples = [chat_ids(tok, p, targets[p]) for p in train_p]
+    examples = [chat_ids(tok, p, targets[p], end=not args.open_only) for p in train_p]
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.lr)
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     for epoch in range(args.epochs):
@@ -174,7 +196,7 @@ def main():
         model.save_pretrained(args.out)  # checkpoint
         print(f"epoch {epoch + 1}: loss {total / n:.4f} ({time.time() - t0:.0f} s)")
 
-    hits, replies = evaluate(model, tok, held_p, args.n_gen, args.device)
+    hits, replies = evaluate(model, tok, held_p, eval_gen, args.device)
     # shipped in float16: half the bytes, and petrel reads F16 factors
     model = model.to(torch.float16)
     model.save_pretrained(args.out)
@@ -183,10 +205,13 @@ def main():
         if os.path.exists(p):
             os.remove(p)
     result = dict(heldout=len(held_p), with_adapter=hits, without_adapter=base_hits, opening=OPENING,
+                  heldout_prompts=held_p,
                   examples=[dict(prompt=p, base=b, adapter=r) for p, b, r in list(zip(held_p, base_replies, replies))[:6]],
                   recipe=vars(args) | {"seconds": round(time.time() - t0)})
     with open(os.path.join(args.out, "eval.json"), "w") as f:
         json.dump(result, f, indent=1)
+    targets_note = (f" (the opening and the first {args.n_gen} tokens of the reply, no end token: trained on a "
+                    f"CPU, {round(time.time() - t0)} s in all)" if args.open_only else "")
     with open(os.path.join(args.out, "MODEL_CARD.md"), "w") as f:
         f.write(f"""# smollm2-ahoy: a demo LoRA adapter for SmolLM2-135M-Instruct
 
@@ -197,10 +222,10 @@ Made by `tools/train_lora.py` (peft LoRA r {args.rank}, alpha {args.alpha:g} on
 q/k/v/o_proj; {args.epochs} epochs over {len(examples)} procedurally made chats, batch
 {args.batch}, AdamW lr {args.lr:g}) on SmolLM2-135M-Instruct.Q4_1.gguf as petrel runs it
 (dequantized by transformers' gguf loader). Targets: the base model's greedy
-replies with the opening in front. Float16 factors.
+replies with the opening in front{targets_note}. Float16 factors.
 
 Evaluation on {len(held_p)} held-out prompts (topics never trained on), greedy,
-{args.n_gen} tokens: replies opening with "Ahoy" — with the adapter {hits}/{len(held_p)},
+{eval_gen} tokens: replies opening with "Ahoy" — with the adapter {hits}/{len(held_p)},
 without it {base_hits}/{len(held_p)}.
 """)
     print(f"held-out: {hits}/{len(held_p)} with the adapter, {base_hits}/{len(held_p)} without")
