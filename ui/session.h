@@ -3,14 +3,14 @@
  * running of one chat turn. Used by the full-screen UI's worker thread and
  * by `petrel chat --plain` on the main thread; no terminal code.
  *
- * KV reuse: the session remembers the tokens that sit in the context's KV
- * cache (toks[0..n_toks), always equal to pt_context_n_past). A turn
- * renders the whole conversation with the chat template and tokenizes it;
- * the cache is cut (pt_context_truncate) to the longest prefix it shares
- * with the result and only the rest is prefilled, so an edited or
+ * KV reuse: a turn renders the whole conversation with the chat template
+ * and tokenizes it; the cache is cut (pt_context_truncate) to the longest
+ * prefix the result shares with the tokens it holds (pt_context_tokens)
+ * and only the rest is prefilled, so an edited or
  * regenerated turn, or a different system prompt's tail, costs only what
- * changed. When the conversation no longer fits, the oldest messages after
- * the system prompt are dropped.
+ * changed. When the conversation no longer fits (the context-full policy),
+ * the oldest messages after the system prompt are dropped and what follows
+ * the system prompt is read again.
  */
 #ifndef PETREL_UI_SESSION_H
 #define PETREL_UI_SESSION_H
@@ -28,9 +28,9 @@ typedef struct pt_session {
     pt_sampler_params sampler_params;  /* what sampler was built with */
     pt_model_info info;
     char path[4096];
-    pt_token *toks;        /* tokens in the KV cache, n_toks == n_past */
+    pt_token *toks;        /* the last turn's prompt and reply tokens; [0..n_toks)
+                              are those in the KV cache (n_toks == n_past) */
     int n_toks, cap_toks;
-    bool toks_valid;       /* false: the cache content is unknown, reset first */
 } pt_session;
 
 /* Live numbers while a turn runs, passed to the text callback. Times are
