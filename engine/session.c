@@ -35,6 +35,7 @@
  * adapters on must be loaded with the same ones on.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,11 +223,14 @@ pt_status pt_context_load_session(pt_context *ctx, const char *path, pt_error *e
     return st;
 }
 
-/* fwrite with a running CRC; false once a write failed. */
+/* write(2) with a running CRC; ok false (errno in err_no) once a write
+ * failed. Plain write(2), not stdio: a full disk shows at the call that
+ * hits it. */
 typedef struct sink {
-    FILE *f;
+    int fd;
     uint32_t crc;
     bool ok;
+    int err_no;
 } sink;
 
 static void put(sink *s, const void *p, size_t n) {
@@ -236,7 +240,17 @@ static void put(sink *s, const void *p, size_t n) {
         s->crc = (uint32_t)crc32(s->crc, (const Bytef *)p + at, (uInt)k);
         at += k;
     }
-    s->ok = fwrite(p, 1, n, s->f) == n;
+    for (const uint8_t *b = p; n > 0;) {
+        ssize_t w = write(s->fd, b, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            s->ok = false;
+            s->err_no = w < 0 ? errno : EIO;
+            return;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
 }
 
 pt_status pt_context_save_session(const pt_context *ctx, const char *path, pt_error *err) {
@@ -259,7 +273,9 @@ pt_status pt_context_save_session(const pt_context *ctx, const char *path, pt_er
 
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 5);
-    uint8_t *layer = malloc(layer_bytes ? layer_bytes : 1);
+    /* one buffer for the tokens, then each layer in turn */
+    size_t buf_bytes = layer_bytes > 4 * (size_t)n ? layer_bytes : 4 * (size_t)n;
+    uint8_t *layer = malloc(buf_bytes ? buf_bytes : 1);
     if (!tmp || !layer) {
         free(tmp);
         free(layer);
@@ -267,17 +283,15 @@ pt_status pt_context_save_session(const pt_context *ctx, const char *path, pt_er
     }
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmp", 5);
-    sink s = {.f = fopen(tmp, "wb"), .crc = (uint32_t)crc32(0L, Z_NULL, 0), .ok = true};
-    if (!s.f) {
+    sink s = {.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644),
+              .crc = (uint32_t)crc32(0L, Z_NULL, 0), .ok = true};
+    if (s.fd < 0) {
         st = pt_fail(err, PT_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
         goto out;
     }
     put(&s, h, HEADER_BYTES);
-    for (int i = 0; i < n; i++) {
-        uint8_t t[4];
-        put32(t, (uint32_t)ctx->toks[i]);
-        put(&s, t, 4);
-    }
+    for (int i = 0; i < n; i++) put32(layer + 4 * (size_t)i, (uint32_t)ctx->toks[i]);
+    put(&s, layer, 4 * (size_t)n); /* the layer buffer holds n tokens too (see its size) */
     if (logits) put(&s, ctx->logits, 4 * (size_t)hp->n_vocab);
     for (int l = 0; l < hp->n_layer && s.ok && st == PT_OK; l++) {
         st = pt_kv_export_layer(kv, l, n, layer, err);
@@ -286,16 +300,16 @@ pt_status pt_context_save_session(const pt_context *ctx, const char *path, pt_er
     uint8_t crc[4];
     put32(crc, s.crc);
     put(&s, crc, 4);
-    int e = errno;
-    if (s.ok && (fflush(s.f) != 0 || fsync(fileno(s.f)) != 0)) {
+    if (s.ok && fsync(s.fd) != 0) {
         s.ok = false;
-        e = errno;
+        s.err_no = errno;
     }
-    if (fclose(s.f) != 0 && s.ok) {
+    if (close(s.fd) != 0 && s.ok) {
         s.ok = false;
-        e = errno;
+        s.err_no = errno;
     }
-    if (st == PT_OK && !s.ok) st = pt_fail(err, PT_ERR_IO, "cannot write session %s: %s", path, strerror(e));
+    if (st == PT_OK && !s.ok)
+        st = pt_fail(err, PT_ERR_IO, "cannot write session %s: %s", path, strerror(s.err_no));
     if (st == PT_OK && rename(tmp, path) != 0)
         st = pt_fail(err, PT_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
     if (st != PT_OK) unlink(tmp);

@@ -62,6 +62,32 @@ static bool toks_reserve(pt_session *s, int n) {
     return true;
 }
 
+bool pt_session_kv_path(const char *json_path, char *buf, size_t cap) {
+    size_t n = strlen(json_path);
+    if (n >= 5 && strcmp(json_path + n - 5, ".json") == 0) n -= 5;
+    return snprintf(buf, cap, "%.*s.kv", (int)n, json_path) < (int)cap;
+}
+
+pt_status pt_session_save_kv(pt_session *s, const char *path, pt_error *err) {
+    if (!pt_session_is_open(s)) return err_set(err, PT_ERR_ARG, "no model loaded");
+    return pt_context_save_session(s->ctx, path, err);
+}
+
+pt_status pt_session_load_kv(pt_session *s, const char *path, pt_error *err) {
+    if (!pt_session_is_open(s)) return err_set(err, PT_ERR_ARG, "no model loaded");
+    pt_status st = pt_context_load_session(s->ctx, path, err);
+    if (st != PT_OK) return st;
+    int n = 0;
+    const pt_token *held = pt_context_tokens(s->ctx, &n);
+    if (!toks_reserve(s, n)) {
+        pt_session_reset(s);
+        return err_set(err, PT_ERR_NOMEM, "out of memory");
+    }
+    memcpy(s->toks, held, sizeof *held * (size_t)n);
+    s->n_toks = n;
+    return PT_OK;
+}
+
 /* Render and tokenize msgs[first..n) after the system prompt (msgs[0] when
  * has_system). Returns a malloc'd token array and its count in *n_out. */
 static pt_token *render(pt_session *s, const pt_chat_message *msgs, int n, bool has_system,

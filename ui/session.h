@@ -74,6 +74,17 @@ pt_status pt_session_turn(pt_session *s, const pt_chat_message *msgs, int n,
                           const pt_chat_settings *set, pt_turn_text_cb cb, void *user,
                           atomic_bool *cancel, pt_turn_result *res, pt_error *err);
 
+/* A chat's KV cache kept beside its saved JSON conversation: PATH.json
+ * -> PATH.kv (".kv" appended to any other name). False when it does not
+ * fit cap. */
+bool pt_session_kv_path(const char *json_path, char *buf, size_t cap);
+/* Save the context (tokens, logits, KV cache) to a session file, or
+ * restore one (pt_context_save_session / pt_context_load_session): the
+ * next turn then reuses whatever prefix of its prompt the file held. A
+ * refused file leaves the session as it was. */
+pt_status pt_session_save_kv(pt_session *s, const char *path, pt_error *err);
+pt_status pt_session_load_kv(pt_session *s, const char *path, pt_error *err);
+
 double pt_ui_now(void);   /* monotonic clock */
 
 #endif
