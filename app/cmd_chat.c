@@ -155,7 +155,7 @@ static void load_chat_kv(chat_state *c, const char *json_path) {
     if (!pt_session_kv_path(json_path, kv, sizeof kv) || access(kv, F_OK) != 0) return;
     pt_error err = {0};
     if (pt_session_load_kv(&c->sess, kv, &err) == PT_OK)
-        printf("KV cache restored: %d tokens\n", pt_context_n_past(c->sess.ctx));
+        printf("KV cache of %d tokens restored from %s\n", pt_context_n_past(c->sess.ctx), kv);
     else
         app_error("note: the KV cache beside the chat was not restored (%s): the conversation is read again",
                   err.msg);
@@ -242,6 +242,7 @@ static bool run_command(chat_state *c, const pt_slash *cmd) {
                           path, sizeof path, err, sizeof err)) {
             char kv[4096];
             pt_error e = {0};
+            printf("saved %s\n", path);
             if (!pt_session_kv_path(path, kv, sizeof kv)) {
                 app_error("%s: the name is too long for its KV file", path);
                 c->command_failed = true;
@@ -249,7 +250,7 @@ static bool run_command(chat_state *c, const pt_slash *cmd) {
                 app_error("%s", e.msg);
                 c->command_failed = true;
             } else {
-                printf("saved %s (KV cache of %d tokens beside it)\n", path, pt_context_n_past(c->sess.ctx));
+                printf("KV cache of %d tokens saved in %s\n", pt_context_n_past(c->sess.ctx), kv);
             }
         } else {
             app_error("%s", err);
@@ -302,6 +303,16 @@ static bool run_command(chat_state *c, const pt_slash *cmd) {
         if (c->convo.n == 0) { app_error("nothing to retry"); break; }
         run_turn(c);
         break;
+    case PT_SLASH_EDIT: {
+        if (!arg[0]) { app_error("/edit TEXT replaces the last message and sends it again"); break; }
+        int last = c->convo.n - 1;
+        while (last >= 0 && c->convo.msgs[last].role != PT_ROLE_USER) last--;
+        if (last < 0) { app_error("no message to edit"); break; }
+        while (c->convo.n > last) pt_convo_remove_last(&c->convo);
+        pt_convo_add(&c->convo, PT_ROLE_USER, arg, strlen(arg));
+        run_turn(c);
+        break;
+    }
     case PT_SLASH_QUIT: return false;
     default:
         app_error("unknown command /%.*s (/help lists them)", (int)cmd->name_len, cmd->name);

@@ -79,7 +79,7 @@ printf 'Hello!\n/save kvchat\n' | "${CHAT[@]}" >"$TMP/out" 2>"$TMP/err" && ok ||
 J="$XDG_DATA_HOME/petrel/chats/kvchat"
 [ -s "$J.json" ] && [ -s "$J.kv" ] && ok || bad "/save: no kvchat.json and kvchat.kv"
 printf '/load kvchat\n' | "$BIN" chat --plain -m "$MODEL" -t 2 >"$TMP/out" 2>"$TMP/err" && ok || bad "/load failed"
-grep -Eq '^KV cache restored: [1-9][0-9]* tokens' "$TMP/out" && ok || bad "/load: KV not restored: $(cat "$TMP/out" "$TMP/err")"
+grep -Eq '^KV cache of [1-9][0-9]* tokens restored from .*kvchat\.kv$' "$TMP/out" && ok || bad "/load: KV not restored: $(cat "$TMP/out" "$TMP/err")"
 head -c 100 "$J.kv" >"$TMP/x" && mv "$TMP/x" "$J.kv"
 printf '/load kvchat\n' | "$BIN" chat --plain -m "$MODEL" -t 2 >"$TMP/out" 2>"$TMP/err" && ok || bad "/load with a corrupt .kv failed"
 grep -q '^loaded ' "$TMP/out" && grep -q '^petrel: note: the KV cache beside the chat was not restored (truncated' "$TMP/err" \
