@@ -7,6 +7,7 @@
 #     a longer prompt reuses all of the saved one and still matches;
 #   - a truncated FILE, or one saved with another model, is a one-line
 #     error (exit 1) and is left as it was;
+#   - run says when the context window filled;
 #   - a full disk while saving (tests/enospc_shim.c on FILE.tmp) is a
 #     one-line error, the earlier FILE intact, no FILE.tmp left;
 #   - chat --plain --session restores the tokens (stderr says how many), a
@@ -63,6 +64,10 @@ if [ -n "${PETREL_ENOSPC_SHIM:-}" ] && [ -r "$PETREL_ENOSPC_SHIM" ]; then
 else
     bad "PETREL_ENOSPC_SHIM not set: the full-disk case did not run"
 fi
+
+# run says when the context filled
+expect_exit 0 "run, context fills" -- "$BIN" run -m "$MODEL" -n 50 --temp 0 -t 2 -c 16 -p "$P"
+grep -q '^petrel: note: the context window (16 tokens) filled' "$TMP/err" && ok || bad "run: no context-full note: $(cat "$TMP/err")"
 
 # chat --plain --session
 CHAT=("$BIN" chat --plain -m "$MODEL" -n 6 --temp 0 -t 2 --system "Be brief.")

@@ -11,7 +11,8 @@
  *   - editing the last user message prefills from the first token that
  *     differs, and the reply is a fresh session's;
  *   - at the engine level, pt_context_truncate then pt_generate gives
- *     the tokens a fresh context gives on the truncated text.
+ *     the tokens a fresh context gives on the truncated text;
+ *   - the context-full policy (below).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,8 +200,74 @@ static void test_truncate_generate(void) {
     pt_session_close(&s);
 }
 
+/* The context-full policy: in a small window, once the conversation does
+ * not fit, the oldest turns after the system prompt are dropped
+ * (res.n_dropped_msgs of them) and the rest is read again: the prompt is
+ * the system prompt and the messages after the dropped ones, the system
+ * turn's tokens stay in the cache, and only the tokens past the prefix the
+ * cache shares with that prompt are prefilled. */
+static void test_context_full(void) {
+    pt_session s;
+    pt_error err = {0};
+    pt_context_params cp = pt_context_default_params();
+    cp.n_ctx = 128;
+    cp.n_threads = 2;
+    if (pt_session_open(&s, test_smollm2_path(), NULL, &cp, &err) != PT_OK) {
+        CHECK(0, "open: %s", err.msg);
+        return;
+    }
+    enum { TURNS = 6 };
+    pt_chat_message msgs[2 * TURNS + 1];
+    char *replies[TURNS] = {0};
+    msgs[0] = (pt_chat_message){"system", "You are a terse assistant."};
+    int n_sys = 0;
+    pt_token *sys = NULL; /* the system turn alone */
+    CHECK(pt_chat_tokenize(s.model, msgs, 1, false, true, &sys, &n_sys, &err) == PT_OK, "tokenize: %s", err.msg);
+    pt_token before[128];
+    int dropped_turns = 0;
+    for (int t = 0; t < TURNS; t++) {
+        msgs[1 + 2 * t] = (pt_chat_message){"user", "Tell me one more fact about the moon, please."};
+        const int n = 2 + 2 * t;
+        int nb = 0;
+        const pt_token *held = pt_context_tokens(s.ctx, &nb);
+        memcpy(before, held, sizeof *held * (size_t)nb);
+        turn_out o = turn(&s, msgs, n);
+        replies[t] = o.res.reply;
+        const int d = o.res.n_dropped_msgs;
+        if (d > 0) {
+            dropped_turns++;
+            pt_chat_message kept[2 * TURNS + 1];
+            kept[0] = msgs[0];
+            for (int i = 1 + d; i < n; i++) kept[i - d] = msgs[i];
+            int nk = 0;
+            pt_token *p = prompt_tokens(&s, kept, n - d, &nk);
+            int common = p ? common_prefix(before, nb, p, nk) : 0;
+            if (common >= nk) common = nk - 1;
+            CHECK(o.prefilled == (uint64_t)(nk - common), "turn %d dropped %d messages: prefilled %llu, want %d", t,
+                  d, (unsigned long long)o.prefilled, nk - common);
+            CHECK(common >= n_sys, "turn %d: the system turn (%d tokens) was read again (%d kept)", t, n_sys, common);
+            CHECK(nk < 128, "turn %d: the prompt after the drop (%d tokens) does not fit", t, nk);
+            int na = 0;
+            const pt_token *after = pt_context_tokens(s.ctx, &na);
+            CHECK(p && na >= nk && memcmp(after, p, sizeof *p * (size_t)nk) == 0,
+                  "turn %d: the cache does not hold the prompt after the drop", t);
+            free(p);
+        } else {
+            CHECK(o.prefilled == (uint64_t)o.expect_prefill, "turn %d prefilled %llu, the cache lacked %d", t,
+                  (unsigned long long)o.prefilled, o.expect_prefill);
+        }
+        msgs[2 + 2 * t] = (pt_chat_message){"assistant", o.res.reply};
+    }
+    printf("  context full: turns dropped old messages %d times in 6\n", dropped_turns);
+    CHECK(dropped_turns > 0, "six turns in 128 tokens dropped nothing: the test proves nothing");
+    for (int t = 0; t < TURNS; t++) free(replies[t]);
+    free(sys);
+    pt_session_close(&s);
+}
+
 int main(void) {
     test_chat();
+    test_context_full();
     test_truncate_generate();
     return check_done("ui_sequence_edits");
 }
