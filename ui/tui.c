@@ -153,6 +153,7 @@ static void retry_last(pt_app *a) {
  * it with TEXT and sends at once. */
 static void edit_last(pt_app *a, const char *text) {
     if (a->generating) { pt_app_status(a, true, "a reply is being written: Esc stops it"); return; }
+    if (text && *text && !a->loaded) { pt_app_status(a, true, "no model loaded"); return; }
     int last = a->convo.n - 1;
     while (last >= 0 && a->convo.msgs[last].role != PT_ROLE_USER) last--;
     if (last < 0) { pt_app_status(a, true, "no message to edit"); return; }
