@@ -21,7 +21,7 @@
 #include "../ui/session.h"
 #include "check.h"
 
-#define N_PREDICT 10
+#define N_PREDICT 8
 
 static pt_chat_settings greedy(void) {
     pt_chat_settings set = {.sampler = pt_sampler_default_params(), .n_predict = N_PREDICT};
@@ -213,20 +213,20 @@ static void test_context_full(void) {
     pt_session s;
     pt_error err = {0};
     pt_context_params cp = pt_context_default_params();
-    cp.n_ctx = 128;
+    cp.n_ctx = 96;
     cp.n_threads = 2;
     if (pt_session_open(&s, test_smollm2_path(), NULL, &cp, &err) != PT_OK) {
         CHECK(0, "open: %s", err.msg);
         return;
     }
-    enum { TURNS = 6 };
+    enum { TURNS = 4 };
     pt_chat_message msgs[2 * TURNS + 1];
     char *replies[TURNS] = {0};
     msgs[0] = (pt_chat_message){"system", "You are a terse assistant."};
     int n_sys = 0;
     pt_token *sys = NULL; /* the system turn alone */
     CHECK(pt_chat_tokenize(s.model, msgs, 1, false, true, &sys, &n_sys, &err) == PT_OK, "tokenize: %s", err.msg);
-    pt_token before[128];
+    pt_token before[96];
     int dropped_turns = 0;
     for (int t = 0; t < TURNS; t++) {
         msgs[1 + 2 * t] = (pt_chat_message){"user", "Tell me one more fact about the moon, please."};
@@ -249,7 +249,7 @@ static void test_context_full(void) {
             CHECK(o.prefilled == (uint64_t)(nk - common), "turn %d dropped %d messages: prefilled %llu, want %d", t,
                   d, (unsigned long long)o.prefilled, nk - common);
             CHECK(common >= n_sys, "turn %d: the system turn (%d tokens) was read again (%d kept)", t, n_sys, common);
-            CHECK(nk < 128, "turn %d: the prompt after the drop (%d tokens) does not fit", t, nk);
+            CHECK(nk < 96, "turn %d: the prompt after the drop (%d tokens) does not fit", t, nk);
             int na = 0;
             const pt_token *after = pt_context_tokens(s.ctx, &na);
             CHECK(p && na >= nk && memcmp(after, p, sizeof *p * (size_t)nk) == 0,
@@ -261,8 +261,8 @@ static void test_context_full(void) {
         }
         msgs[2 + 2 * t] = (pt_chat_message){"assistant", o.res.reply};
     }
-    printf("  context full: turns dropped old messages %d times in 6\n", dropped_turns);
-    CHECK(dropped_turns > 0, "six turns in 128 tokens dropped nothing: the test proves nothing");
+    printf("  context full: turns dropped old messages %d times in 4\n", dropped_turns);
+    CHECK(dropped_turns > 0, "four turns in 96 tokens dropped nothing: the test proves nothing");
     for (int t = 0; t < TURNS; t++) free(replies[t]);
     free(sys);
     pt_session_close(&s);
