@@ -66,7 +66,10 @@ static void usage(FILE *f) {
           "  -m, --model PATH         GGUF model, or the name of one in the data dir\n"
           "  -n, --n-predict N        max tokens per reply (default 256)\n"
           "      --system TEXT        system prompt\n"
-          "      --load NAME          start from a saved chat (see /chats)\n"
+          "      --load NAME          start from a saved chat (see /chats), and its KV cache\n"
+          "                           when one was saved beside it (NAME.kv)\n"
+          "      --session FILE       restore the KV cache saved in FILE (a conversation that\n"
+          "                           starts the same reuses it) and save it there at the end\n"
           "      --stats              print speed and memory after each reply (stderr)\n"
           "  -s, --seed N             sampler seed\n"
           "  -c, --ctx-size N         context window (default min(model, 4096))\n"
@@ -142,6 +145,20 @@ static int run_turn(chat_state *c) {
     c->have_last = true;
     if (c->show_stats) print_stats(c, stderr);
     return 0;
+}
+
+/* The KV cache saved beside the chat at json_path, restored when there is
+ * one: a file that does not fit (another model, corrupt) is a note, not an
+ * error, since the next turn can read the conversation again. */
+static void load_chat_kv(chat_state *c, const char *json_path) {
+    char kv[4096];
+    if (!pt_session_kv_path(json_path, kv, sizeof kv) || access(kv, F_OK) != 0) return;
+    pt_error err = {0};
+    if (pt_session_load_kv(&c->sess, kv, &err) == PT_OK)
+        printf("KV cache of %d tokens restored from %s\n", pt_context_n_past(c->sess.ctx), kv);
+    else
+        app_error("note: the KV cache beside the chat was not restored (%s): the conversation is read again",
+                  err.msg);
 }
 
 static bool open_model(chat_state *c, const char *path) {
@@ -222,9 +239,20 @@ static bool run_command(chat_state *c, const pt_slash *cmd) {
     case PT_SLASH_SAVE:
         if (pt_convo_save(&c->convo, &c->set, strrchr(c->sess.path, '/') ? strrchr(c->sess.path, '/') + 1 : c->sess.path,
                           c->data_dir, arg[0] ? arg : NULL,
-                          path, sizeof path, err, sizeof err))
+                          path, sizeof path, err, sizeof err)) {
+            char kv[4096];
+            pt_error e = {0};
             printf("saved %s\n", path);
-        else {
+            if (!pt_session_kv_path(path, kv, sizeof kv)) {
+                app_error("%s: the name is too long for its KV file", path);
+                c->command_failed = true;
+            } else if (pt_session_save_kv(&c->sess, kv, &e) != PT_OK) {
+                app_error("%s", e.msg);
+                c->command_failed = true;
+            } else {
+                printf("KV cache of %d tokens saved in %s\n", pt_context_n_past(c->sess.ctx), kv);
+            }
+        } else {
             app_error("%s", err);
             c->command_failed = true;
         }
@@ -234,6 +262,7 @@ static bool run_command(chat_state *c, const pt_slash *cmd) {
         if (pt_convo_load(&c->convo, &c->set, c->data_dir, arg, path, sizeof path, err, sizeof err)) {
             pt_session_reset(&c->sess);
             printf("loaded %s (%d messages)\n", path, c->convo.n);
+            load_chat_kv(c, path);
         } else {
             app_error("%s", err);
             c->command_failed = true;
@@ -274,6 +303,16 @@ static bool run_command(chat_state *c, const pt_slash *cmd) {
         if (c->convo.n == 0) { app_error("nothing to retry"); break; }
         run_turn(c);
         break;
+    case PT_SLASH_EDIT: {
+        if (!arg[0]) { app_error("/edit TEXT replaces the last message and sends it again"); break; }
+        int last = c->convo.n - 1;
+        while (last >= 0 && c->convo.msgs[last].role != PT_ROLE_USER) last--;
+        if (last < 0) { app_error("no message to edit"); break; }
+        while (c->convo.n > last) pt_convo_remove_last(&c->convo);
+        pt_convo_add(&c->convo, PT_ROLE_USER, arg, strlen(arg));
+        run_turn(c);
+        break;
+    }
     case PT_SLASH_QUIT: return false;
     default:
         app_error("unknown command /%.*s (/help lists them)", (int)cmd->name_len, cmd->name);
@@ -291,7 +330,7 @@ int cmd_chat(int argc, char **argv) {
     pt_chat_settings_default(&c->set);
     run_options o;
     run_options_init(&o);
-    const char *system = NULL, *load = NULL;
+    const char *system = NULL, *load = NULL, *session = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = run_options_parse(&o, argc, argv, &i);
@@ -308,6 +347,8 @@ int cmd_chat(int argc, char **argv) {
             if (!(system = arg_value(argc, argv, &i))) return 2;
         } else if (!strcmp(a, "--load")) {
             if (!(load = arg_value(argc, argv, &i))) return 2;
+        } else if (!strcmp(a, "--session")) {
+            if (!(session = arg_value(argc, argv, &i))) return 2;
         } else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) {
             const char *v = arg_value(argc, argv, &i);
             if (!v || !arg_int(v, 1, 1 << 24, &c->set.n_predict)) {
@@ -350,6 +391,18 @@ int cmd_chat(int argc, char **argv) {
             pt_threadpool_free(c->pool);
             return 1;
         }
+        load_chat_kv(c, path);
+    }
+    if (session && access(session, F_OK) == 0) {
+        pt_error err = {0};
+        if (pt_session_load_kv(&c->sess, session, &err) != PT_OK) {
+            app_fail(&err);
+            pt_session_close(&c->sess);
+            run_loras_free(c->loras, c->n_loras);
+            pt_threadpool_free(c->pool);
+            return 1;
+        }
+        fprintf(stderr, "session: %d tokens restored from %s\n", pt_context_n_past(c->sess.ctx), session);
     }
     c->tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 
@@ -398,6 +451,13 @@ int cmd_chat(int argc, char **argv) {
         const char *text = pt_slash_literal(msgbuf);
         pt_convo_add(&c->convo, PT_ROLE_USER, text, strlen(text));
         if (run_turn(c) != 0) status = 1;
+    }
+    if (session) {
+        pt_error err = {0};
+        if (pt_session_save_kv(&c->sess, session, &err) != PT_OK) {
+            app_fail(&err);
+            status = 1;
+        }
     }
     free(line);
     free(msgbuf);

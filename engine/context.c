@@ -48,15 +48,18 @@ pt_status pt_context_new(pt_model *model, const pt_context_params *params, pt_co
     }
     pt_context *c = calloc(1, sizeof *c);
     float *logits = calloc((size_t)hp->n_vocab, sizeof *logits);
-    if (!c || !logits) {
+    pt_token *toks = malloc((size_t)p.n_ctx * sizeof *toks);
+    if (!c || !logits || !toks) {
         free(c);
         free(logits);
+        free(toks);
         return pt_fail(err, PT_ERR_NOMEM, "out of memory creating a context");
     }
     c->model = model;
     c->n_ctx = p.n_ctx;
     c->n_batch = p.n_batch;
     c->logits = logits;
+    c->toks = toks;
     st = pt_llm_state_new(model->llm, p.n_ctx, p.n_batch, p.n_threads, p.threadpool, &c->state, err);
     if (st != PT_OK) {
         pt_context_free(c);
@@ -71,6 +74,7 @@ void pt_context_free(pt_context *c) {
     pt_llm_state_free(c->state);
     free(c->lora.u);
     free(c->logits);
+    free(c->toks);
     free(c);
 }
 
@@ -92,11 +96,24 @@ pt_status pt_context_truncate(pt_context *c, int n_keep, pt_error *err) {
 int pt_context_n_past(const pt_context *c) { return pt_llm_state_n_past(c->state); }
 int pt_context_n_ctx(const pt_context *c) { return c->n_ctx; }
 
+const pt_token *pt_context_tokens(const pt_context *c, int *n) {
+    *n = pt_llm_state_n_past(c->state);
+    return c->toks;
+}
+
+void pt_context_get_counters(const pt_context *c, pt_context_counters *out) { *out = c->counters; }
+
 pt_status pt_decode(pt_context *c, const pt_token *tokens, int n, float *all_logits,
                     pt_error *err) {
     if (n <= 0 || !tokens) return pt_fail(err, PT_ERR_ARG, "pt_decode needs at least one token");
+    const int n_past = pt_llm_state_n_past(c->state);
     pt_status st = pt_llm_forward(c->model->llm, c->state, tokens, n, c->logits, all_logits, err);
-    if (st == PT_OK) c->have_logits = true;
+    if (st == PT_OK) {
+        /* pt_llm_forward checked n_past + n <= n_ctx before running */
+        memcpy(c->toks + n_past, tokens, (size_t)n * sizeof *tokens);
+        c->counters.n_evaluated += (uint64_t)n;
+        c->have_logits = true;
+    }
     return st;
 }
 

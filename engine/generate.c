@@ -73,6 +73,7 @@ static pt_status prefill(pt_context *ctx, const pt_token *prompt, int n_prompt,
             break;
         }
         st->n_prompt += n;
+        ctx->counters.n_prefilled += (uint64_t)n;
     }
     free(saved);
     return status;

@@ -115,6 +115,12 @@ void pt_llm_state_truncate(pt_llm_state *s, int n_keep);
 int pt_llm_state_n_past(const pt_llm_state *s);
 /* Bytes the KV cache holds in memory (as allocated, padding included). */
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s);
+/* The state's KV cache, and setting n_past after its positions [0, n)
+ * were written from outside (a restored session, engine/session.c;
+ * 0 <= n <= n_ctx, checked by the caller). */
+struct pt_kv_cache;
+struct pt_kv_cache *pt_llm_state_kv(pt_llm_state *s);
+void pt_llm_state_set_n_past(pt_llm_state *s, int n);
 /* The LoRA adapters every product of the next forward passes adds
  * (matmul.h; owned by the caller, who keeps it alive and unchanged while
  * a pass runs; its max_tokens must be at least n_batch), or NULL: none. */

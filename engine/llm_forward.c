@@ -191,6 +191,8 @@ void pt_llm_state_reset(pt_llm_state *s) { s->n_past = 0; }
 void pt_llm_state_truncate(pt_llm_state *s, int n_keep) { s->n_past = n_keep; }
 int pt_llm_state_n_past(const pt_llm_state *s) { return s->n_past; }
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
+pt_kv_cache *pt_llm_state_kv(pt_llm_state *s) { return &s->kv; }
+void pt_llm_state_set_n_past(pt_llm_state *s, int n) { s->n_past = n; }
 void pt_llm_state_set_lora(pt_llm_state *s, const pt_lora_run *lora) { s->lora = lora; }
 
 /* ---- running steps on the pool ----------------------------------------- */

@@ -35,6 +35,8 @@ struct pt_context {
                                  the run state; lora.u is owned here */
     size_t lora_u_floats;     /* capacity of lora.u */
     uint64_t lora_bytes;      /* factor bytes of the active adapters */
+    pt_token *toks;           /* [n_ctx]: toks[0..n_past) are the tokens in the KV cache */
+    pt_context_counters counters; /* pt_context_get_counters */
 };
 
 /* Name of the tensor type holding most bytes among the matrices (2-D

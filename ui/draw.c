@@ -159,8 +159,10 @@ void pt_draw_title(pt_app *a, int y, int W) {
             }
             char lora[256];
             pt_app_lora_summary(a, lora, sizeof lora);
-            snprintf(info, sizeof info, "%.200s \u00b7 %s %s%s \u00b7 ctx %d%s%s", name, a->card.arch,
-                     a->card.ftype, params, a->card.n_ctx, lora[0] ? " \u00b7 lora " : "", lora);
+            /* context used / size: the tokens in the KV cache (the worker's last numbers) */
+            snprintf(info, sizeof info, "%.200s \u00b7 %s %s%s \u00b7 ctx %d/%d%s%s", name, a->card.arch,
+                     a->card.ftype, params, a->st.have_mem ? a->st.mem.kv_tokens : 0, a->card.n_ctx,
+                     lora[0] ? " \u00b7 lora " : "", lora);
         } else {
             snprintf(info, sizeof info, "%.200s", name);
         }
@@ -572,6 +574,8 @@ static const char *const help_keys[] = {
     "  F5  or ^T      demo mode",
     "  F6  or ^X      image studio (and back to the chat)",
     "  F7             LoRA adapters: Space on/off, +/- scale (/lora)",
+    "  F8             regenerate the last reply (/retry)",
+    "  F9             edit the last message, Enter resends it (/edit)",
     "  F10 or ^Q      quit",
     "  ^L             redraw,  ^Z  suspend",
     "",

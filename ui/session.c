@@ -43,14 +43,12 @@ pt_status pt_session_open(pt_session *s, const char *path, const pt_model_params
     }
     pt_model_get_info(s->model, &s->info);
     snprintf(s->path, sizeof s->path, "%s", path);
-    s->toks_valid = true;
     return PT_OK;
 }
 
 void pt_session_reset(pt_session *s) {
     if (s->ctx) pt_context_reset(s->ctx);
     s->n_toks = 0;
-    s->toks_valid = true;
 }
 
 static bool toks_reserve(pt_session *s, int n) {
@@ -62,6 +60,32 @@ static bool toks_reserve(pt_session *s, int n) {
     s->toks = t;
     s->cap_toks = cap;
     return true;
+}
+
+bool pt_session_kv_path(const char *json_path, char *buf, size_t cap) {
+    size_t n = strlen(json_path);
+    if (n >= 5 && strcmp(json_path + n - 5, ".json") == 0) n -= 5;
+    return snprintf(buf, cap, "%.*s.kv", (int)n, json_path) < (int)cap;
+}
+
+pt_status pt_session_save_kv(pt_session *s, const char *path, pt_error *err) {
+    if (!pt_session_is_open(s)) return err_set(err, PT_ERR_ARG, "no model loaded");
+    return pt_context_save_session(s->ctx, path, err);
+}
+
+pt_status pt_session_load_kv(pt_session *s, const char *path, pt_error *err) {
+    if (!pt_session_is_open(s)) return err_set(err, PT_ERR_ARG, "no model loaded");
+    pt_status st = pt_context_load_session(s->ctx, path, err);
+    if (st != PT_OK) return st;
+    int n = 0;
+    const pt_token *held = pt_context_tokens(s->ctx, &n);
+    if (!toks_reserve(s, n)) {
+        pt_session_reset(s);
+        return err_set(err, PT_ERR_NOMEM, "out of memory");
+    }
+    memcpy(s->toks, held, sizeof *held * (size_t)n);
+    s->n_toks = n;
+    return PT_OK;
 }
 
 /* Render and tokenize msgs[first..n) after the system prompt (msgs[0] when
@@ -146,11 +170,10 @@ pt_status pt_session_turn(pt_session *s, const pt_chat_message *msgs, int n,
     /* Reuse the longest prefix the cache shares with the new prompt: cut
      * the cache to it and prefill only the rest. The last prompt token is
      * always decoded again (its logits start the reply). */
-    int common = 0;
-    if (s->toks_valid && pt_context_n_past(s->ctx) == s->n_toks) {
-        while (common < s->n_toks && common < nt && s->toks[common] == toks[common]) common++;
-        if (nt > 0 && common >= nt) common = nt - 1;
-    }
+    int common = 0, n_held = 0;
+    const pt_token *held = pt_context_tokens(s->ctx, &n_held); /* the engine's record */
+    while (common < n_held && common < nt && held[common] == toks[common]) common++;
+    if (nt > 0 && common >= nt) common = nt - 1;
     if (common == 0 || pt_context_truncate(s->ctx, common, NULL) != PT_OK) {
         pt_session_reset(s);
         common = 0;
@@ -162,9 +185,9 @@ pt_status pt_session_turn(pt_session *s, const pt_chat_message *msgs, int n,
     if (n_predict < 1) { free(toks); return err_set(err, PT_ERR_CONTEXT_FULL, "the context window is full"); }
 
     if (!toks_reserve(s, nt + n_predict)) { free(toks); return err_set(err, PT_ERR_NOMEM, "out of memory"); }
-    /* s->toks[0..common) already match; record the new prompt tokens now,
-     * n_toks follows once we know what the engine kept */
-    memcpy(s->toks + common, toks + common, sizeof *toks * (size_t)n_new);
+    /* the whole prompt (its first `common` tokens are the cache's); n_toks
+     * follows once we know what the engine kept */
+    memcpy(s->toks, toks, sizeof *toks * (size_t)nt);
     free(toks);
 
     if (!s->sampler || memcmp(&s->sampler_params, &set->sampler, sizeof set->sampler) != 0) {
@@ -193,7 +216,6 @@ pt_status pt_session_turn(pt_session *s, const pt_chat_message *msgs, int n,
     };
     t.t0 = pt_ui_now();
     if (cb) cb(NULL, 0, &t.live, user);
-    s->toks_valid = false;   /* until we know what the engine appended */
     st = pt_generate(s->ctx, s->sampler, s->toks + common, n_new, &gp,
                      s->toks + nt, &res->gen, err);
     double t_end = pt_ui_now();
@@ -208,17 +230,8 @@ pt_status pt_session_turn(pt_session *s, const pt_chat_message *msgs, int n,
     res->reply = t.reply ? t.reply : strdup("");
 
     /* The cache now holds the prompt plus the generated tokens the engine
-     * fed back (usually all but the last sampled one). Trust our copy only
-     * when n_past says it is a prefix of what we know. */
-    int known = nt + (res->gen.n_generated > 0 ? res->gen.n_generated : 0);
-    if (known > nt + n_predict) known = nt + n_predict;
-    int now_past = pt_context_n_past(s->ctx);
-    if (st == PT_OK && now_past >= nt && now_past <= known) {
-        s->n_toks = now_past;
-        s->toks_valid = true;
-    } else {
-        s->n_toks = 0;
-        s->toks_valid = false;
-    }
+     * fed back (usually all but the last sampled one): s->toks[0..n_past)
+     * is what pt_context_tokens says. */
+    s->n_toks = pt_context_n_past(s->ctx);
     return st;
 }

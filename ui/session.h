@@ -3,14 +3,14 @@
  * running of one chat turn. Used by the full-screen UI's worker thread and
  * by `petrel chat --plain` on the main thread; no terminal code.
  *
- * KV reuse: the session remembers the tokens that sit in the context's KV
- * cache (toks[0..n_toks), always equal to pt_context_n_past). A turn
- * renders the whole conversation with the chat template and tokenizes it;
- * the cache is cut (pt_context_truncate) to the longest prefix it shares
- * with the result and only the rest is prefilled, so an edited or
+ * KV reuse: a turn renders the whole conversation with the chat template
+ * and tokenizes it; the cache is cut (pt_context_truncate) to the longest
+ * prefix the result shares with the tokens it holds (pt_context_tokens)
+ * and only the rest is prefilled, so an edited or
  * regenerated turn, or a different system prompt's tail, costs only what
- * changed. When the conversation no longer fits, the oldest messages after
- * the system prompt are dropped.
+ * changed. When the conversation no longer fits (the context-full policy),
+ * the oldest messages after the system prompt are dropped and what follows
+ * the system prompt is read again.
  */
 #ifndef PETREL_UI_SESSION_H
 #define PETREL_UI_SESSION_H
@@ -28,9 +28,9 @@ typedef struct pt_session {
     pt_sampler_params sampler_params;  /* what sampler was built with */
     pt_model_info info;
     char path[4096];
-    pt_token *toks;        /* tokens in the KV cache, n_toks == n_past */
+    pt_token *toks;        /* the last turn's prompt and reply tokens; [0..n_toks)
+                              are those in the KV cache (n_toks == n_past) */
     int n_toks, cap_toks;
-    bool toks_valid;       /* false: the cache content is unknown, reset first */
 } pt_session;
 
 /* Live numbers while a turn runs, passed to the text callback. Times are
@@ -73,6 +73,17 @@ void pt_session_reset(pt_session *s);
 pt_status pt_session_turn(pt_session *s, const pt_chat_message *msgs, int n,
                           const pt_chat_settings *set, pt_turn_text_cb cb, void *user,
                           atomic_bool *cancel, pt_turn_result *res, pt_error *err);
+
+/* A chat's KV cache kept beside its saved JSON conversation: PATH.json
+ * -> PATH.kv (".kv" appended to any other name). False when it does not
+ * fit cap. */
+bool pt_session_kv_path(const char *json_path, char *buf, size_t cap);
+/* Save the context (tokens, logits, KV cache) to a session file, or
+ * restore one (pt_context_save_session / pt_context_load_session): the
+ * next turn then reuses whatever prefix of its prompt the file held. A
+ * refused file leaves the session as it was. */
+pt_status pt_session_save_kv(pt_session *s, const char *path, pt_error *err);
+pt_status pt_session_load_kv(pt_session *s, const char *path, pt_error *err);
 
 double pt_ui_now(void);   /* monotonic clock */
 

@@ -33,6 +33,7 @@ typedef enum pt_slash_id {
     PT_SLASH_SETTING,  /* /temp 0.7, /top_k 40 ...: a setting by its name */
     PT_SLASH_STATS,
     PT_SLASH_RETRY,
+    PT_SLASH_EDIT,     /* /edit [TEXT]: edit the last user message and send it again */
     PT_SLASH_DEMO,
     PT_SLASH_MOUSE,
     PT_SLASH_IMAGINE,  /* /imagine PROMPT: a picture into the transcript */

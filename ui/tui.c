@@ -123,13 +123,52 @@ static void reset_chat(pt_app *a) {
     pt_app_status(a, false, "new conversation");
 }
 
+/* The conversation as JSON, and its KV cache beside it (NAME.kv, written
+ * by the worker, which then reports it: PT_EV_KV). */
 static void save_chat(pt_app *a, const char *name) {
-    char path[4096], err[400], shown[1024];
-    if (pt_convo_save(&a->convo, &a->set, base_name(a->model_path), a->data_dir, name,
-                      path, sizeof path, err, sizeof err))
-        pt_app_status(a, false, "saved %s", pt_shown(path, shown, sizeof shown));
-    else
+    char path[4096], err[400], shown[1024], kv[4096];
+    if (!pt_convo_save(&a->convo, &a->set, base_name(a->model_path), a->data_dir, name,
+                       path, sizeof path, err, sizeof err)) {
         pt_app_status(a, true, "%s", pt_shown(err, shown, sizeof shown));
+        return;
+    }
+    pt_app_status(a, false, "saved %s", pt_shown(path, shown, sizeof shown));
+    if (a->loaded && !a->generating && pt_session_kv_path(path, kv, sizeof kv)) pt_worker_save_kv(&a->worker, kv);
+}
+
+/* F8 or /retry: drop notes and the last reply, then answer the last
+ * question again (the KV cache keeps everything before the reply). */
+static void retry_last(pt_app *a) {
+    if (a->generating) { pt_app_status(a, true, "a reply is being written"); return; }
+    if (!a->loaded) { pt_app_status(a, true, "no model loaded"); return; }
+    while (a->convo.n > 0 && a->convo.msgs[a->convo.n - 1].role != PT_ROLE_USER)
+        pt_convo_remove_last(&a->convo);
+    if (a->convo.n == 0) { pt_app_status(a, true, "nothing to retry"); return; }
+    start_turn(a);
+}
+
+/* F9 or /edit: the last user message goes back into the input (it and
+ * what follows it leave the conversation); Enter sends it again and only
+ * the tokens from the first change on are prefilled. /edit TEXT replaces
+ * it with TEXT and sends at once. */
+static void edit_last(pt_app *a, const char *text) {
+    if (a->generating) { pt_app_status(a, true, "a reply is being written: Esc stops it"); return; }
+    if (text && *text && !a->loaded) { pt_app_status(a, true, "no model loaded"); return; }
+    int last = a->convo.n - 1;
+    while (last >= 0 && a->convo.msgs[last].role != PT_ROLE_USER) last--;
+    if (last < 0) { pt_app_status(a, true, "no message to edit"); return; }
+    char *old = strdup(a->convo.msgs[last].text);
+    if (!old) return;
+    while (a->convo.n > last) pt_convo_remove_last(&a->convo);
+    a->scroll = 0;
+    if (text && *text) {
+        send_message(a, text);
+    } else {
+        pt_editor_set(&a->ed, old);
+        pt_app_status(a, false, "editing the last message: Enter sends it again");
+    }
+    free(old);
+    a->dirty = true;
 }
 
 static void toggle_demo(pt_app *a) {
@@ -275,6 +314,9 @@ static void run_slash(pt_app *a, const pt_slash *c) {
             pt_worker_reset(&a->worker);
             a->scroll = 0;
             pt_app_status(a, false, "loaded %s (%d messages)", pt_shown(path, shown, sizeof shown), a->convo.n);
+            char kv[4096]; /* its KV cache too, when one was saved beside it */
+            if (a->loaded && pt_session_kv_path(path, kv, sizeof kv) && access(kv, F_OK) == 0)
+                pt_worker_load_kv(&a->worker, kv);
         } else {
             pt_app_status(a, true, "%s", pt_shown(err, shown, sizeof shown));
         }
@@ -314,16 +356,8 @@ static void run_slash(pt_app *a, const pt_slash *c) {
         break;
     }
     case PT_SLASH_STATS: show_stats(a); break;
-    case PT_SLASH_RETRY: {
-        if (a->generating) { pt_app_status(a, true, "a reply is being written"); break; }
-        /* drop notes and the last reply, then answer the last question again */
-        while (a->convo.n > 0 && a->convo.msgs[a->convo.n - 1].role != PT_ROLE_USER)
-            pt_convo_remove_last(&a->convo);
-        if (a->convo.n == 0) { pt_app_status(a, true, "nothing to retry"); break; }
-        if (!a->loaded) { pt_app_status(a, true, "no model loaded"); break; }
-        start_turn(a);
-        break;
-    }
+    case PT_SLASH_RETRY: retry_last(a); break;
+    case PT_SLASH_EDIT: edit_last(a, arg); break;
     case PT_SLASH_DEMO: toggle_demo(a); break;
     case PT_SLASH_MOUSE:
         a->mouse = strcmp(arg, "off") != 0 && (arg[0] || !a->mouse);
@@ -504,7 +538,7 @@ static void on_event(pt_app *a, pt_ui_event *ev) {
         pt_fmt_rate(g->decode_tps, dr, sizeof dr);
         pt_app_status(a, false, "%s: %d tokens, prefill %s t/s, decode %s t/s%s",
                       (unsigned)g->stop < 5 ? why[g->stop] : "done", g->n_generated, pr, dr,
-                      ev->res.n_dropped_msgs ? " (old messages dropped to fit)" : "");
+                      ev->res.n_dropped_msgs ? " (context full: the oldest messages were dropped)" : "");
         a->reply_msg = -1;
         if (a->demo) a->demo_next = pt_ui_now() + 2.0;
         break;
@@ -512,6 +546,17 @@ static void on_event(pt_app *a, pt_ui_event *ev) {
     case PT_EV_MEM:
         a->mem_pending = false;
         break;
+    case PT_EV_KV: {
+        char shown[400], file[1024];
+        pt_shown(base_name(ev->path ? ev->path : ""), file, sizeof file);
+        if (ev->status == PT_OK)
+            pt_app_status(a, false, "KV cache of %d tokens %s %s", ev->kv_tokens,
+                          ev->kv_saved ? "saved in" : "restored from", file);
+        else
+            pt_app_status(a, true, "KV cache %s: %s", ev->kv_saved ? "not saved" : "not restored (the chat is read again)",
+                          pt_shown(ev->msg, shown, sizeof shown));
+        break;
+    }
     case PT_EV_IMG_LOADED: case PT_EV_IMG_PROGRESS: case PT_EV_IMG_DONE:
         pt_studio_on_event(a, ev);
         break;
@@ -612,6 +657,8 @@ static void key_chat(pt_app *a, int k, bool is_char) {
         }
     }
     switch (k) {
+    case KEY_F(8): retry_last(a); break;
+    case KEY_F(9): edit_last(a, NULL); break;
     case KEY_ENTER: submit(a); break;
     case KEY_BACKSPACE: pt_editor_backspace(e); break;
     case KEY_DC: pt_editor_delete(e); break;

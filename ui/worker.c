@@ -9,7 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef enum { WCMD_LOAD, WCMD_PROBE, WCMD_MEM, WCMD_RESET, WCMD_TURN, WCMD_IMAGE, WCMD_LORA, WCMD_QUIT } wcmd_kind;
+typedef enum {
+    WCMD_LOAD, WCMD_PROBE, WCMD_MEM, WCMD_RESET, WCMD_TURN, WCMD_IMAGE, WCMD_LORA, WCMD_KV_SAVE, WCMD_KV_LOAD,
+    WCMD_QUIT
+} wcmd_kind;
 
 typedef struct wcmd {
     pt_qnode node;
@@ -595,6 +598,22 @@ static void do_image(pt_worker *w, wcmd *c) {
     post(w, ev);
 }
 
+/* /save and /load of the KV cache beside a chat (c->path): posts PT_EV_KV
+ * with the status, the message and the tokens held after it. */
+static void do_kv(pt_worker *w, wcmd *c) {
+    pt_ui_event *ev = ev_new(PT_EV_KV);
+    if (!ev) return;
+    ev->kv_saved = c->kind == WCMD_KV_SAVE;
+    ev->path = c->path ? strdup(c->path) : NULL;
+    pt_error err = {0};
+    ev->status = ev->kv_saved ? pt_session_save_kv(&w->sess, c->path, &err)
+                              : pt_session_load_kv(&w->sess, c->path, &err);
+    if (ev->status != PT_OK) copy_str(ev->msg, sizeof ev->msg, err.msg[0] ? err.msg : pt_status_name(ev->status));
+    ev->kv_tokens = w->sess.ctx ? pt_context_n_past(w->sess.ctx) : 0;
+    attach_mem(w, ev);
+    post(w, ev);
+}
+
 static void *worker_main(void *arg) {
     pt_worker *w = arg;
     for (;;) {
@@ -614,6 +633,7 @@ static void *worker_main(void *arg) {
         case WCMD_TURN: do_turn(w, c); break;
         case WCMD_IMAGE: do_image(w, c); break;
         case WCMD_LORA: do_lora(w, &c->lora); break;
+        case WCMD_KV_SAVE: case WCMD_KV_LOAD: do_kv(w, c); break;
         case WCMD_QUIT: break;
         }
         wcmd_free(&c->node);
@@ -710,6 +730,8 @@ bool pt_worker_load(pt_worker *w, int load_id, const char *path) {
 void pt_worker_probe(pt_worker *w, const char *path) { send_cmd(w, cmd_new(WCMD_PROBE, path, -1)); }
 void pt_worker_mem(pt_worker *w) { send_cmd(w, cmd_new(WCMD_MEM, NULL, -1)); }
 void pt_worker_reset(pt_worker *w) { send_cmd(w, cmd_new(WCMD_RESET, NULL, -1)); }
+void pt_worker_save_kv(pt_worker *w, const char *path) { send_cmd(w, cmd_new(WCMD_KV_SAVE, path, -1)); }
+void pt_worker_load_kv(pt_worker *w, const char *path) { send_cmd(w, cmd_new(WCMD_KV_LOAD, path, -1)); }
 
 void pt_worker_cancel(pt_worker *w, int upto_turn_id) {
     pthread_mutex_lock(&w->cancel_mu);

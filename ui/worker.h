@@ -47,6 +47,7 @@ typedef enum pt_ev_kind {
     PT_EV_JOB_PROGRESS, /* job_id: a download's or quantization's progress (job) */
     PT_EV_JOB_DONE,     /* job_id: the file job ended (job: its last numbers);
                            or status != OK with msg (PT_ERR_CANCELLED) */
+    PT_EV_KV,           /* a KV save (kv_saved) or restore of path ended: status, msg, kv_tokens */
     PT_EV_LORA,         /* a /lora command ran (lora_op), or a model switch
                            reloaded the adapters: loras, the state now; status
                            != OK with msg (one line) when it failed */
@@ -107,7 +108,7 @@ typedef struct pt_ui_event {
     pt_status status;
     char msg[320];
     char *text; size_t len;        /* TEXT: the chunk; DONE: the whole reply */
-    char *path;                    /* LOADED, PROBED */
+    char *path;                    /* LOADED, PROBED, KV */
     pt_turn_live live;             /* TURN_START, TEXT */
     pt_turn_result res;            /* DONE (res.reply is moved to text) */
     pt_model_card card;            /* LOADED, PROBED */
@@ -133,6 +134,8 @@ typedef struct pt_ui_event {
     pt_lora_list *loras;           /* LORA: malloc'd, the state after it */
     bool lora_reloaded;            /* LORA: sent after a model switch (msg: the
                                       adapters that did not fit, dropped) */
+    bool kv_saved;                 /* KV: a save (else a restore) */
+    int kv_tokens;                 /* KV: tokens the context holds after it */
 } pt_ui_event;
 
 void pt_ui_event_free(pt_ui_event *ev);
@@ -192,6 +195,10 @@ bool pt_worker_load(pt_worker *w, int load_id, const char *path);
 void pt_worker_probe(pt_worker *w, const char *path);
 void pt_worker_mem(pt_worker *w);
 void pt_worker_reset(pt_worker *w);
+/* Save the KV cache to path, or restore it from path (ui/session.h:
+ * pt_session_save_kv / load_kv); posts PT_EV_KV. */
+void pt_worker_save_kv(pt_worker *w, const char *path);
+void pt_worker_load_kv(pt_worker *w, const char *path);
 /* Run a turn (turn_id > 0, larger than every earlier one); msgs are
  * copied. Its TURN_DONE event is made here, so the end of a turn is
  * always reported. Returns false (nothing sent) when out of memory. */

@@ -361,6 +361,42 @@ pt_status pt_context_truncate(pt_context *ctx, int n_keep, pt_error *err);
 int pt_context_n_past(const pt_context *ctx);
 int pt_context_n_ctx(const pt_context *ctx);
 
+/* ---- sequence edits and saved sessions ---------------------------------
+ * The tokens a context holds, what it has computed, and its state in a
+ * file. With pt_context_truncate these make a chat cheap to edit: keep the
+ * prefix the new prompt shares with pt_context_tokens, decode the rest. */
+
+/* The tokens in the KV cache, in order: *n = pt_context_n_past of them.
+ * The array is the context's; it is valid until the next call that
+ * changes the context. */
+const pt_token *pt_context_tokens(const pt_context *ctx, int *n);
+
+/* What the context has run since it was made (never reset, so a caller
+ * measures a step by the difference before and after it). */
+typedef struct pt_context_counters {
+    uint64_t n_evaluated;  /* tokens run through the model (pt_decode, pt_generate's
+                              prompt and the sampled tokens it feeds back) */
+    uint64_t n_prefilled;  /* of those, prompt tokens pt_generate prefilled */
+    uint64_t n_restored;   /* tokens put in the cache by pt_context_load_session,
+                              without running the model */
+} pt_context_counters;
+void pt_context_get_counters(const pt_context *ctx, pt_context_counters *out);
+
+/* Save the context (its tokens, last logits and KV cache, with the model's
+ * identity and the KV type) to a session file at path: written to
+ * path.tmp, then renamed over path, so a failure (a full disk:
+ * PT_ERR_IO) leaves any earlier file at path whole. The file format is
+ * described at the top of engine/session.c. */
+pt_status pt_context_save_session(const pt_context *ctx, const char *path, pt_error *err);
+/* Restore a context saved by pt_context_save_session, without running the
+ * model: afterwards it holds the saved tokens, KV and logits, and decoding
+ * continues bitwise as if it had never stopped. A file that is truncated,
+ * corrupt (CRC), of another version, of another model or KV type, or too
+ * large for this context is a one-line PT_ERR_FORMAT / PT_ERR_ARG /
+ * PT_ERR_UNSUPPORTED and leaves the context unchanged (PT_ERR_IO when it
+ * cannot be read). */
+pt_status pt_context_load_session(pt_context *ctx, const char *path, pt_error *err);
+
 /* Run tokens through the model at positions n_past.. and append them to the
  * KV cache. When all_logits is non-NULL it receives n * n_vocab floats (the
  * logits after every token); the last token's logits are always kept and
