@@ -40,7 +40,7 @@ def main():
     adapter = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "assets", "lora", "smollm2-ahoy")
     out = sys.argv[3] if len(sys.argv) > 3 else os.path.join(ROOT, "tests", "data", "lora", "smollm2_ahoy.logits")
     tok, base = hf_smollm2.load(gguf)
-    base = base.float().cpu()
+    base = base.cpu()
     torch.set_num_threads(min(8, os.cpu_count() or 2))
     rows = []
     for p in PROMPTS:
@@ -53,7 +53,7 @@ def main():
         if scale == 0.0:
             model = base
         else:
-            pm = PeftModel.from_pretrained(copy.deepcopy(base), adapter).float().eval()
+            pm = PeftModel.from_pretrained(copy.deepcopy(base), adapter).eval()
             for mod in pm.modules():
                 if hasattr(mod, "set_scale") and hasattr(mod, "scaling"):
                     mod.set_scale("default", scale)
