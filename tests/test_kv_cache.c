@@ -327,6 +327,11 @@ static void test_model(void) {
                   "%s: 1 MiB budget: disk %llu, hits %llu, stalls %llu", pt_kv_type_name(type),
                   (unsigned long long)s1.disk_bytes, (unsigned long long)s1.read_hits,
                   (unsigned long long)s1.read_stalls);
+            const int D = in.head_dim;
+            const uint32_t per_head[] = {8u * D, 4u * D, 2u * D + 4u * ((D + 31) / 32), 2u * D + 2u};
+            CHECK(s1.bytes_per_token == (uint32_t)in.n_layer * in.n_head_kv * per_head[type],
+                  "%s: %u bytes per token, petrel.h says %u per token and head", pt_kv_type_name(type),
+                  s1.bytes_per_token, per_head[type]);
             printf("%s prompt %d: bytes/token %u, ram %llu disk %llu read ahead %llu hits %llu stalls %llu\n",
                    pt_kv_type_name(type), pi, s1.bytes_per_token, (unsigned long long)s1.ram_bytes,
                    (unsigned long long)s1.disk_bytes, (unsigned long long)s1.pages_read_ahead,
