@@ -124,19 +124,16 @@ static int write_back(pt_kv_cache *kv, pt_kv_page *p) {
 static int evict(pt_kv_cache *kv, int cur) {
     while (kv->ram_bytes > kv->budget) {
         pt_kv_page *victim = NULL;
-        int best = -1;
         for (int d = kv->n_layer - 1; d >= 1 && !victim; d--) {
             const int l = (cur + d) % kv->n_layer;
             for (int i = kv->n_pages - 1; i >= 0; i--) {
                 pt_kv_page *p = page_at(kv, l, i);
                 if (p->state == PT_KV_PG_RAM) {
                     victim = p;
-                    best = d;
                     break;
                 }
             }
         }
-        (void)best;
         if (!victim) return 0;
         pt_kv_spill_unlock(kv);
         const int e = write_back(kv, victim);

@@ -118,6 +118,8 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
 pt_status pt_llm_state_new_kv(const pt_llm *m, int n_ctx, int n_batch, int n_threads,
                               pt_threadpool *pool, const pt_llm_kv_params *kv, pt_llm_state **out,
                               pt_error *err);
+/* The KV cache's counters (pt_context_kv_stats). */
+void pt_llm_state_kv_stats(const pt_llm_state *s, pt_kv_stats *out);
 void pt_llm_state_free(pt_llm_state *s);
 void pt_llm_state_reset(pt_llm_state *s);
 /* Keep positions [0, n_keep) of the cache (0 <= n_keep <= n_past, checked
@@ -127,8 +129,6 @@ void pt_llm_state_truncate(pt_llm_state *s, int n_keep);
 int pt_llm_state_n_past(const pt_llm_state *s);
 /* Bytes the KV cache holds in memory (as allocated, padding included). */
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s);
-/* The KV cache's counters (pt_context_kv_stats). */
-void pt_llm_state_kv_stats(const pt_llm_state *s, pt_kv_stats *out);
 /* The LoRA adapters every product of the next forward passes adds
  * (matmul.h; owned by the caller, who keeps it alive and unchanged while
  * a pass runs; its max_tokens must be at least n_batch), or NULL: none. */

@@ -195,11 +195,12 @@ void pt_llm_state_free(pt_llm_state *s) {
     free(s);
 }
 
+void pt_llm_state_kv_stats(const pt_llm_state *s, pt_kv_stats *out) { pt_kv_get_stats(&s->kv, out); }
+
 void pt_llm_state_reset(pt_llm_state *s) { s->n_past = 0; }
 void pt_llm_state_truncate(pt_llm_state *s, int n_keep) { s->n_past = n_keep; }
 int pt_llm_state_n_past(const pt_llm_state *s) { return s->n_past; }
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
-void pt_llm_state_kv_stats(const pt_llm_state *s, pt_kv_stats *out) { pt_kv_get_stats(&s->kv, out); }
 void pt_llm_state_set_lora(pt_llm_state *s, const pt_lora_run *lora) { s->lora = lora; }
 
 /* ---- running steps on the pool ----------------------------------------- */
