@@ -152,9 +152,11 @@ static int evict(pt_kv_cache *kv, int cur) {
 
 /* Make page p resident. Lock held (when spilling) on entry and exit. */
 static pt_status make_resident(pt_kv_cache *kv, pt_kv_page *p, pt_error *err) {
-    while (p->state == PT_KV_PG_LOADING) {
+    if (p->state == PT_KV_PG_LOADING) { /* being read ahead, not there yet: a stall, not a hit */
         kv->stalls++;
         while (p->state == PT_KV_PG_LOADING) pt_kv_spill_wait(kv);
+        p->prefetched = false;
+        if (p->state == PT_KV_PG_DISK) kv->stalls--; /* the reader failed: counted below */
     }
     if (p->state == PT_KV_PG_RAM) {
         if (p->prefetched) kv->hits++;
@@ -206,6 +208,7 @@ pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error 
             int lo = p0 - i * PT_KV_PAGE, hi = end - i * PT_KV_PAGE;
             if (lo < 0) lo = 0;
             if (hi > PT_KV_PAGE) hi = PT_KV_PAGE;
+            if (lo >= hi) continue;
             if (p->dirty_lo >= p->dirty_hi) {
                 p->dirty_lo = lo;
                 p->dirty_hi = hi;
