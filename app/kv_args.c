@@ -93,3 +93,14 @@ void kv_args_usage(FILE *f) {
           "      --kv-spill-dir DIR   where the spill file goes (default $XDG_CACHE_HOME/petrel)\n",
           f);
 }
+
+void kv_args_print_stats(FILE *f, const pt_context *ctx) {
+    pt_kv_stats ks;
+    pt_context_kv_stats(ctx, &ks);
+    if (!ks.budget_bytes) return;
+    fprintf(f, "kv: %u B/token, RAM %.1f MiB, disk %.1f MiB, budget %.1f MiB, read ahead %llu pages, "
+               "hits %llu, stalls %llu\n",
+            ks.bytes_per_token, ks.ram_bytes / 1048576.0, ks.disk_bytes / 1048576.0, ks.budget_bytes / 1048576.0,
+            (unsigned long long)ks.pages_read_ahead, (unsigned long long)ks.read_hits,
+            (unsigned long long)ks.read_stalls);
+}

@@ -28,5 +28,8 @@ int kv_args_parse(kv_args *k, pt_context_params *cp, int argc, char **argv, int 
 /* After parsing: -ctk and -ctv must agree. 0, or -1 (error printed). */
 int kv_args_check(const kv_args *k);
 void kv_args_usage(FILE *f);
+/* With a KV budget: one line "kv TYPE: N B/token, RAM .. disk .. budget ..,
+ * read ahead N, hits N, stalls N" (pt_context_kv_stats) on f. */
+void kv_args_print_stats(FILE *f, const pt_context *ctx);
 
 #endif

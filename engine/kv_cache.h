@@ -27,7 +27,8 @@
  * (a page read ahead is a hit, a page waited for or read there a stall),
  * then writes back and frees the coldest pages until the RAM held is
  * within the budget, and asks the reader thread to read ahead the next
- * layer's pages. Coldest: layers are visited in order, so the pages whose
+ * layer's pages (and those of the layers after it while the budget has
+ * room). Coldest: layers are visited in order, so the pages whose
  * next use is furthest are those of the layer visited most recently
  * (distance (l - current) mod n_layer, largest first). Between calls the
  * RAM held is at most max(budget, one layer's pages) plus the next

@@ -8,7 +8,8 @@
  * (l, i) lives at byte (l * n_pages + i) * page_bytes.
  *
  * The reader thread reads ahead the pages of the layer the forward pass
- * will need next (pt_kv_spill_want): it takes a DISK page of that layer,
+ * will need next (pt_kv_spill_want), then of the layers after it while
+ * the budget has room: it takes a DISK page of such a layer,
  * marks it LOADING (counting its bytes as held), reads it without the
  * lock, then makes it RAM and wakes whoever waits. It never touches a RAM
  * page, so the forward pass's thread may write back, free and read RAM
@@ -48,12 +49,28 @@ static void *reader_main(void *arg) {
     struct pt_kv_spill *s = kv->spill;
     pthread_mutex_lock(&s->lock);
     while (!s->quit) {
+        /* the wanted layer first, whatever the budget; then the layers
+         * after it while the RAM held stays within max(budget, a layer)
+         * + a layer (the stated bound: kv_cache.h), never the layer in
+         * use (want_layer - 1). pt_kv_begin_layer brings the RAM back to
+         * the budget by evicting the layer just used, which makes room
+         * for the next layer at the far end: a sliding window. */
+        const uint64_t layer = (uint64_t)s->want_pages * kv->page_bytes;
+        const uint64_t limit = (kv->budget > layer ? kv->budget : layer) + layer;
         pt_kv_page *p = NULL;
-        if (s->want_layer >= 0)
+        bool full = false;
+        for (int dl = 0; s->want_layer >= 0 && dl < kv->n_layer - 1 && !p && !full; dl++) {
+            const int l = (s->want_layer + dl) % kv->n_layer;
             for (int i = 0; i < s->want_pages && i < kv->n_pages && !p; i++) {
-                pt_kv_page *c = &kv->pages[(size_t)s->want_layer * kv->n_pages + i];
-                if (c->state == PT_KV_PG_DISK) p = c;
+                pt_kv_page *c = &kv->pages[(size_t)l * kv->n_pages + i];
+                if (c->state != PT_KV_PG_DISK) continue;
+                if (dl > 0 && kv->ram_bytes + kv->page_bytes > limit) {
+                    full = true;
+                    break;
+                }
+                p = c;
             }
+        }
         if (!p) {
             s->want_layer = -1;
             pthread_cond_wait(&s->wake, &s->lock);
