@@ -47,7 +47,9 @@
  *
  * Invariant: positions [0, n_past) of the KV cache hold the keys and values
  * of the tokens seen so far; a failed call (bad token, context full) is
- * detected before anything is computed and leaves the state unchanged.
+ * detected before anything is computed and leaves the state unchanged; a
+ * KV spill failure in the middle of a call (kv_cache.h) leaves n_past as
+ * it was (positions past it are stale, as after a truncate).
  */
 #include "llm_internal.h"
 
