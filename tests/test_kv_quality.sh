@@ -14,7 +14,9 @@
 #     KLD at most Q8_VS_LLAMA times llama's;
 #   - f16 beats q8, and q8 beats q8f8 (finer formats lose less);
 #   - a 1 MiB --kv-ram budget (the cache spilled to disk) prints the very
-#     same statistics as no budget;
+#     same statistics as no budget, and leaves nothing in the spill dir;
+#   - bad KV options (an unknown type, -ctk and -ctv that differ, an
+#     unusable spill directory) are one "petrel: " line each.
 # In the ASan+UBSan build (PETREL_SANITIZED=1) 4 chunks of 64 tokens.
 # The figures in docs/kv_cache.md are from 12 chunks (KCH=12).
 set -u
@@ -75,6 +77,12 @@ if stats "$TMP/out" | cmp -s - <(stats "$TMP/q8f8.kld"); then ok; else bad "stat
 
 expect_exit 2 "bad --kv-type" -- "$BIN" perplexity -m "$MODEL" -f "$TEXT" --kv-type q4
 one_line_error "bad --kv-type"
+expect_exit 2 "-ctk and -ctv differ" -- "$BIN" bench -m "$MODEL" -ctk q8_0 -ctv f16 -p 8 -n 2 -r 1
+one_line_error "-ctk and -ctv differ"
+: >"$TMP/file"
+expect_exit 1 "unusable spill directory" -- "$BIN" run -m "$MODEL" -p hi -n 2 --kv-ram 1 --kv-spill-dir "$TMP/file/sub"
+one_line_error "unusable spill directory"
+grep -qF "$TMP/file/sub" "$TMP/err" && ok || bad "the spill error does not name the directory: $(cat "$TMP/err")"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
