@@ -8,7 +8,8 @@
  *     is within each format's stated error;
  *  2. pt_kv_attend over pages (several pages, GQA tiles, windows) against
  *     pt_attn_causal_window over one flat buffer of the same (decoded)
- *     keys and values: bitwise, for every type;
+ *     keys and values: bitwise, for every type, with this CPU's kernel
+ *     variant and with the plain one ("ref");
  *  3. the serialized form: export, import into a cache with a tiny budget
  *     (pages spilled), export again: the same bytes, every type;
  *  4. SmolLM2 ($PETREL_SMOLLM2), greedy, prompts of held-out text: 280
@@ -398,6 +399,8 @@ int main(void) {
     pt_cpu_detect(&cpu);
     test_codecs(&cpu);
     test_attend(&cpu);
+    pt_cpu ref; /* the plain kernel build and the reference codecs */
+    if (cpu.variant != PT_CPU_REF && pt_cpu_with_variant(&cpu, PT_CPU_REF, &ref)) test_attend(&ref);
     test_model();
     return check_done("test_kv_cache");
 }
