@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "kv_args.h"
 #include "run_options.h"
 #include "sigbus.h"
 #include "commands.h"
@@ -98,6 +99,8 @@ typedef struct bench_opts {
     out_format out, out_err;
     bool progress, no_warmup;
     run_loras loras; /* --lora: active in every test */
+    pt_context_params kvp; /* its KV fields: --kv-type (-ctk/-ctv), --kv-ram, --kv-spill-dir */
+    kv_args kv;
 } bench_opts;
 
 /* Defaults, as llama-bench's (threads: the machine's online CPUs). */
@@ -123,9 +126,11 @@ static void usage(FILE *f) {
           "  --progress                progress lines on stderr\n"
           "  --no-warmup               skip the warm-up run of each test\n"
           "  --lora PATH[:SCALE]       a LoRA adapter active in every test (repeat to stack)\n"
+          "  -ctk, -ctv T              KV cache type (as --kv-type; both must agree)\n"
           "Values may be lists: 'a,b,c', 'first-last', 'first-last+step' or\n"
           "'first-last*mult', and options may be repeated.\n",
           f);
+    kv_args_usage(f);
 }
 
 /* Append the values of one list argument ("first[-last[(+|*)step]]"
@@ -191,6 +196,8 @@ static bool parse_format(const char *s, out_format *f) {
 static int parse_args(int argc, char **argv, bench_opts *o, bool *done) {
     *done = false;
     o->reps = DEF_REPS;
+    o->kvp = pt_context_default_params();
+    kv_args_init(&o->kv);
     o->out = OUT_MD;
     o->out_err = OUT_NONE;
     for (int i = 1; i < argc; i++) {
@@ -211,6 +218,9 @@ static int parse_args(int argc, char **argv, bench_opts *o, bool *done) {
             if (run_loras_add(&o->loras, arg_value(argc, argv, &i)) < 0) return 2;
             continue;
         }
+        const int kr = kv_args_parse(&o->kv, &o->kvp, argc, argv, &i, true);
+        if (kr < 0) return 2;
+        if (kr > 0) continue;
         if (a[0] != '-' || !a[1]) {
             app_error("bench: unexpected argument '%s' (models go after -m)", a);
             return 2;
@@ -281,6 +291,7 @@ static int parse_args(int argc, char **argv, bench_opts *o, bool *done) {
             }
         }
     }
+    if (kv_args_check(&o->kv) < 0) return 2;
     /* Defaults for lists not given, as llama-bench: a given list replaces
      * the default. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -658,6 +669,7 @@ typedef struct runner {
     uint64_t rng;
     pt_token *tokens; /* [max n_batch] */
     pt_error err;
+    const pt_context_params *kvp; /* the KV fields of every test's context */
 } runner;
 
 /* The pool for a test of n threads: kept while the thread count stays the
@@ -701,20 +713,12 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The KV cache's element type, worked out from the bytes the engine
- * reports for it (pt_context_memory) over its element count. */
-static const char *kv_type_name(const pt_context *ctx, const pt_model_info *in) {
-    pt_memory_stats ms;
-    pt_context_memory(ctx, &ms);
-    uint64_t elems = (uint64_t)in->n_layer * (uint64_t)ms.kv_capacity * (uint64_t)in->n_head_kv *
-                     (uint64_t)in->head_dim * 2u;
-    if (!elems || ms.kv_bytes_ram % elems) return "unknown";
-    switch (ms.kv_bytes_ram / elems) {
-    case 4: return "f32";
-    case 2: return "f16";
-    case 1: return "q8_0";
-    default: return "unknown";
-    }
+/* The KV cache's element type as llama-bench names it (petrel's q8 is
+ * llama.cpp's q8_0 layout; q8f8 has no llama.cpp name). */
+static const char *kv_type_name(int type) {
+    if (type == PT_KV_Q8) return "q8_0";
+    const char *n = pt_kv_type_name(type);
+    return n ? n : "unknown";
 }
 
 /* "qwen2 1.5B Q4_0": architecture, size class and dominant type, as
@@ -743,6 +747,9 @@ static int run_test(runner *r, bench_test *t, int reps, bool warmup, bool progre
     cp.n_threads = t->n_threads;
     cp.threadpool = r->pool; /* use_pool made it for t->n_threads */
     cp.n_batch = t->n_ubatch;
+    cp.kv_type = r->kvp->kv_type;
+    cp.kv_ram_mb = r->kvp->kv_ram_mb;
+    cp.kv_spill_dir = r->kvp->kv_spill_dir;
     if (pt_context_new(r->model, &cp, &r->ctx, &r->err) != PT_OK) return app_fail(&r->err);
     if (r->n_loras && pt_context_set_loras(r->ctx, r->loras, lora_scales, r->n_loras, &r->err) != PT_OK) {
         pt_context_free(r->ctx);
@@ -751,7 +758,7 @@ static int run_test(runner *r, bench_test *t, int reps, bool warmup, bool progre
     }
     pt_model_info in;
     pt_model_get_info(r->model, &in);
-    t->kv_type = kv_type_name(r->ctx, &in);
+    t->kv_type = kv_type_name(r->kvp->kv_type);
     time_t now = time(NULL);
     strftime(t->test_time, sizeof t->test_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     int rc = 0;
@@ -779,6 +786,14 @@ static int run_test(runner *r, bench_test *t, int reps, bool warmup, bool progre
         }
         uint64_t dt = now_ns() - t0;
         t->samples_ns[t->n_samples++] = dt ? dt : 1;
+    }
+    if (cp.kv_ram_mb > 0) { /* the spill's counters, for bench/kv_run.sh */
+        pt_kv_stats ks;
+        pt_context_kv_stats(r->ctx, &ks);
+        fprintf(stderr, "petrel bench: kv %s: ram %llu disk %llu budget %llu read_ahead %llu hits %llu stalls %llu\n",
+                t->kv_type, (unsigned long long)ks.ram_bytes, (unsigned long long)ks.disk_bytes,
+                (unsigned long long)ks.budget_bytes, (unsigned long long)ks.pages_read_ahead,
+                (unsigned long long)ks.read_hits, (unsigned long long)ks.read_stalls);
     }
 done:
     pt_context_free(r->ctx);
@@ -870,7 +885,7 @@ int cmd_bench(int argc, char **argv) {
     print_header(&out, &o);
     print_header(&err_out, &o);
 
-    runner r = {.rng = BENCH_SEED};
+    runner r = {.rng = BENCH_SEED, .kvp = &o.kvp};
     uint64_t *samples = calloc((size_t)o.reps * (size_t)(n_tests ? n_tests : 1), sizeof *samples);
     r.tokens = malloc((size_t)max_batch * sizeof *r.tokens);
     if (!samples || !r.tokens) {

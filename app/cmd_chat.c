@@ -104,6 +104,7 @@ static void print_stats(chat_state *c, FILE *f) {
             "ttft %.3f s, rss %s peak %s, model %s/%s resident, kv %s ram, ctx %d/%d]\n",
             g->n_prompt, c->last.n_cached, g->n_generated, g->prefill_tps, g->decode_tps,
             c->last.ttft, r, p, res, map, kr, m.kv_tokens, m.kv_capacity);
+    if (c->sess.ctx) kv_args_print_stats(f, c->sess.ctx);
 }
 
 static int run_turn(chat_state *c) {

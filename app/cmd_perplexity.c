@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "args.h"
+#include "kv_args.h"
 #include "commands.h"
 #include "kld_file.h"
 #include "ppl_eval.h"
@@ -50,20 +51,28 @@ static void usage(FILE *f) {
           "      --kl-divergence-base F  save the model's log-probabilities to F (llama.cpp's format)\n"
           "      --kl-divergence         compare the model with the base file F instead (no -f needed;\n"
           "                              N_CTX and the tokens come from F)\n", f);
+    kv_args_usage(f);
 }
 
 typedef struct ppl_opts {
     const char *model, *text_file, *base_file;
     bool kld;
     int n_ctx, n_batch, n_chunks, n_threads;
+    pt_context_params kvp;  /* its KV fields only: --kv-type, --kv-ram, --kv-spill-dir */
+    kv_args kv;
 } ppl_opts;
 
 static int parse(ppl_opts *o, int argc, char **argv) {
     *o = (ppl_opts){.n_ctx = 512, .n_batch = 2048, .n_chunks = -1};
+    o->kvp = pt_context_default_params();
+    kv_args_init(&o->kv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int *num = NULL;
         long lo = 1;
+        const int kr = kv_args_parse(&o->kv, &o->kvp, argc, argv, &i, false);
+        if (kr < 0) return 2;
+        if (kr > 0) continue;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return -1;
@@ -295,6 +304,9 @@ static int open_model(ppl_session *s, const ppl_opts *o, int n_ctx) {
     cp.n_ctx = n_ctx;
     cp.n_batch = o->n_batch < n_ctx ? o->n_batch : n_ctx;
     cp.threadpool = s->pool;
+    cp.kv_type = o->kvp.kv_type;
+    cp.kv_ram_mb = o->kvp.kv_ram_mb;
+    cp.kv_spill_dir = o->kvp.kv_spill_dir;
     if (pt_context_new(s->model, &cp, &s->ctx, &err) != PT_OK) return app_fail(&err);
     return ppl_eval_init(&s->eval, s->model, s->ctx, n_ctx, cp.n_batch);
 }

@@ -161,6 +161,7 @@ int cmd_run(int argc, char **argv) {
         run_session_close(&s);
         return app_fail(&err);
     }
+    kv_args_print_stats(stderr, s.ctx);
     run_session_close(&s);
     /* a write error on stdout is reported by main, at exit */
     return stats.stop == PT_STOP_CANCELLED ? 130 : 0;

@@ -12,6 +12,7 @@ void run_options_init(run_options *o) {
     memset(o, 0, sizeof *o);
     o->sampling = pt_sampler_default_params();
     o->context = pt_context_default_params();
+    kv_args_init(&o->kv);
 }
 
 void run_options_usage(FILE *f) {
@@ -25,7 +26,9 @@ void run_options_usage(FILE *f) {
           "      --repeat-last-n N    window of recent tokens the penalties see\n"
           "adapters:\n"
           "      --lora PATH[:SCALE]  a LoRA adapter (PEFT folder or GGUF adapter) at SCALE\n"
-          "                           (default 1); repeat to stack up to 8\n", f);
+          "                           (default 1); repeat to stack up to 8\n"
+          "KV cache:\n", f);
+    kv_args_usage(f);
 }
 
 int run_loras_add(run_loras *l, const char *v) {
@@ -147,7 +150,7 @@ int run_options_parse(run_options *o, int argc, char **argv, int *i) {
         return int_opt(a, arg_value(argc, argv, i), 0, 1024, &cp->n_threads);
     if (!strcmp(a, "-b") || !strcmp(a, "--batch-size"))
         return int_opt(a, arg_value(argc, argv, i), 1, 1 << 16, &cp->n_batch);
-    return 0;
+    return kv_args_parse(&o->kv, cp, argc, argv, i, false);
 }
 
 int run_session_open(run_session *s, const run_options *o) {

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "kv_args.h"
 #include "petrel.h"
 
 /* LoRA adapters asked for with --lora PATH[:SCALE] (repeatable). */
@@ -32,6 +33,7 @@ typedef struct run_options {
     pt_sampler_params sampling;
     pt_context_params context;
     run_loras loras;              /* --lora */
+    kv_args kv;                   /* --kv-type, --kv-ram, --kv-spill-dir (into context) */
 } run_options;
 
 void run_options_init(run_options *o);

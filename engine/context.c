@@ -22,9 +22,11 @@ static pt_status read_context_params(const pt_context_params *given, pt_context_
     *p = pt_context_default_params();
     pt_status st = pt_params_overlay(p, sizeof *p, given, "pt_context_params", err);
     if (st != PT_OK) return st;
-    if (p->kv_type != PT_KV_F32)
-        return pt_fail(err, PT_ERR_UNSUPPORTED, "KV cache type %d is not available (only F32)",
+    if (p->kv_type < PT_KV_F32 || p->kv_type > PT_KV_Q8F8)
+        return pt_fail(err, PT_ERR_UNSUPPORTED, "KV cache type %d is not available (f32, f16, q8, q8f8)",
                        (int)p->kv_type);
+    if (p->kv_ram_mb < 0)
+        return pt_fail(err, PT_ERR_ARG, "KV RAM budget (%d MiB) must not be negative", p->kv_ram_mb);
     return PT_OK;
 }
 
@@ -60,7 +62,8 @@ pt_status pt_context_new(pt_model *model, const pt_context_params *params, pt_co
     c->n_batch = p.n_batch;
     c->logits = logits;
     c->toks = toks;
-    st = pt_llm_state_new(model->llm, p.n_ctx, p.n_batch, p.n_threads, p.threadpool, &c->state, err);
+    const pt_llm_kv_params kvp = {(int)p.kv_type, (uint64_t)p.kv_ram_mb << 20, p.kv_spill_dir};
+    st = pt_llm_state_new_kv(model->llm, p.n_ctx, p.n_batch, p.n_threads, p.threadpool, &kvp, &c->state, err);
     if (st != PT_OK) {
         pt_context_free(c);
         return st;
@@ -144,3 +147,5 @@ void pt_context_memory(const pt_context *c, pt_memory_stats *out) {
     out->lora_bytes = c->lora_bytes;
     out->n_lora = c->lora.n;
 }
+
+void pt_context_kv_stats(const pt_context *c, pt_kv_stats *out) { pt_llm_state_kv_stats(c->state, out); }

@@ -1,73 +1,422 @@
-/* kv_cache.c — float32 key/value cache (layout in kv_cache.h). */
+/* kv_cache.c — the paged KV cache (layout and spill policy in kv_cache.h). */
 #include "kv_cache.h"
 
 #include "attention.h"
 #include "status.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define BK PT_ATTN_BK
+
+const char *pt_kv_type_name(int type) {
+    switch (type) {
+    case PT_KV_F32: return "f32";
+    case PT_KV_F16: return "f16";
+    case PT_KV_Q8: return "q8";
+    case PT_KV_Q8F8: return "q8f8";
+    default: return NULL;
+    }
+}
+
+int pt_kv_type_from_name(const char *name) {
+    if (!name) return -1;
+    for (int t = PT_KV_F32; t <= PT_KV_Q8F8; t++)
+        if (!strcmp(name, pt_kv_type_name(t))) return t;
+    if (!strcmp(name, "q8_0")) return PT_KV_Q8;
+    return -1;
+}
+
+static pt_kv_page *page_at(const pt_kv_cache *kv, int layer, int i) {
+    return &kv->pages[(size_t)layer * kv->n_pages + i];
+}
+
+static uint64_t slot_offset(const pt_kv_cache *kv, const pt_kv_page *p) {
+    return (uint64_t)(p - kv->pages) * kv->page_bytes;
+}
+
 pt_status pt_kv_init(pt_kv_cache *kv, int n_layer, int n_ctx, int n_head_kv, int head_dim,
-                     pt_error *err) {
+                     const pt_kv_opts *opts, pt_error *err) {
     memset(kv, 0, sizeof *kv);
     if (n_layer <= 0 || n_ctx <= 0 || n_head_kv <= 0 || head_dim <= 0)
         return pt_fail(err, PT_ERR_ARG, "kv cache: bad size (%d layers, %d positions, %d heads of %d)",
                        n_layer, n_ctx, n_head_kv, head_dim);
-    const size_t n_blocks = ((size_t)n_ctx + PT_ATTN_BK - 1) / PT_ATTN_BK;
-    size_t lh, nk, nv;
-    if (__builtin_mul_overflow((size_t)n_layer, (size_t)n_head_kv, &lh) ||
-        __builtin_mul_overflow(lh, n_blocks * PT_ATTN_BK, &nk) ||
-        __builtin_mul_overflow(nk, (size_t)head_dim, &nk) ||
-        __builtin_mul_overflow(lh, (size_t)n_ctx, &nv) ||
-        __builtin_mul_overflow(nv, (size_t)head_dim, &nv) || nk > SIZE_MAX / sizeof(float) / 2 || nv > SIZE_MAX / sizeof(float) / 2)
-        return pt_fail(err, PT_ERR_NOMEM, "kv cache: size of %d layers x %d positions x %d heads of %d overflows",
-                       n_layer, n_ctx, n_head_kv, head_dim);
-    kv->k = calloc(nk, sizeof(float));
-    kv->v = calloc(nv, sizeof(float));
-    if (!kv->k || !kv->v) {
-        pt_kv_release(kv);
-        return pt_fail(err, PT_ERR_NOMEM, "kv cache: cannot allocate %zu bytes for %d positions",
-                       (nk + nv) * sizeof(float), n_ctx);
-    }
+    const int type = opts ? opts->type : PT_KV_F32;
+    static const pt_kv_elem elems[][2] = {{PT_KV_ELEM_F32, PT_KV_ELEM_F32},
+                                          {PT_KV_ELEM_F16, PT_KV_ELEM_F16},
+                                          {PT_KV_ELEM_Q8, PT_KV_ELEM_Q8},
+                                          {PT_KV_ELEM_Q8R, PT_KV_ELEM_E5M2}};
+    if (type < PT_KV_F32 || type > PT_KV_Q8F8)
+        return pt_fail(err, PT_ERR_UNSUPPORTED, "KV cache type %d is not available (f32, f16, q8, q8f8)", type);
+    kv->type = type;
+    kv->cpu = opts ? opts->cpu : NULL;
+    kv->kelem = elems[type][0];
+    kv->velem = elems[type][1];
+    kv->kc = pt_kv_codec_pick(kv->cpu, kv->kelem);
+    kv->vc = pt_kv_codec_pick(kv->cpu, kv->velem);
+    kv->krow = pt_kv_row_bytes(kv->kelem, head_dim);
+    kv->vrow = pt_kv_row_bytes(kv->velem, head_dim);
+    kv->head_bytes = PT_KV_PAGE * (kv->krow + kv->vrow);
+    kv->page_bytes = (size_t)n_head_kv * kv->head_bytes;
+    kv->n_pages = (n_ctx + PT_KV_PAGE - 1) / PT_KV_PAGE;
     kv->n_layer = n_layer;
     kv->n_ctx = n_ctx;
     kv->n_head_kv = n_head_kv;
     kv->head_dim = head_dim;
-    kv->k_block_stride = (int64_t)PT_ATTN_BK * head_dim;
-    kv->k_head_stride = (int64_t)n_blocks * kv->k_block_stride;
-    kv->v_head_stride = (int64_t)n_ctx * head_dim;
+    kv->pages = calloc((size_t)n_layer * kv->n_pages, sizeof *kv->pages);
+    if (!kv->pages) {
+        memset(kv, 0, sizeof *kv);
+        return pt_fail(err, PT_ERR_NOMEM, "kv cache: out of memory for the page table");
+    }
+    if (opts && opts->budget_bytes) {
+        kv->budget = opts->budget_bytes;
+        pt_status st = pt_kv_spill_open(kv, opts->spill_dir, err);
+        if (st != PT_OK) {
+            pt_kv_release(kv);
+            return st;
+        }
+    }
     return PT_OK;
 }
 
 void pt_kv_release(pt_kv_cache *kv) {
-    free(kv->k);
-    free(kv->v);
+    if (kv->spill) pt_kv_spill_close(kv); /* the reader has stopped: no page is LOADING */
+    if (kv->pages)
+        for (size_t i = 0; i < (size_t)kv->n_layer * kv->n_pages; i++) free(kv->pages[i].ram);
+    free(kv->pages);
     memset(kv, 0, sizeof *kv);
 }
 
-static int64_t head_index(const pt_kv_cache *kv, int layer, int head) {
-    return (int64_t)layer * kv->n_head_kv + head;
+/* ---- residency and spill ----------------------------------------------- */
+
+/* Write page p's dirty positions (all of it when its slot holds nothing
+ * yet) to its slot. Lock not held; p is RAM and only this thread frees
+ * or changes RAM pages. 0 or an errno. */
+static int write_back(pt_kv_cache *kv, pt_kv_page *p) {
+    const uint64_t off = slot_offset(kv, p);
+    if (!p->on_disk) return pt_kv_spill_write(kv, p->ram, kv->page_bytes, off);
+    if (p->dirty_lo >= p->dirty_hi) return 0;
+    /* per head: the key bytes of the dirty positions (f32: whole blocks of
+     * BK), then the value rows */
+    size_t k0, k1;
+    if (kv->kelem == PT_KV_ELEM_F32) {
+        k0 = (size_t)(p->dirty_lo / BK) * BK * kv->krow;
+        k1 = (size_t)((p->dirty_hi + BK - 1) / BK) * BK * kv->krow;
+    } else {
+        k0 = (size_t)p->dirty_lo * kv->krow;
+        k1 = (size_t)p->dirty_hi * kv->krow;
+    }
+    const size_t v0 = PT_KV_PAGE * kv->krow + (size_t)p->dirty_lo * kv->vrow;
+    const size_t v1 = PT_KV_PAGE * kv->krow + (size_t)p->dirty_hi * kv->vrow;
+    for (int h = 0; h < kv->n_head_kv; h++) {
+        const size_t hb = (size_t)h * kv->head_bytes;
+        int e = pt_kv_spill_write(kv, p->ram + hb + k0, k1 - k0, off + hb + k0);
+        if (!e) e = pt_kv_spill_write(kv, p->ram + hb + v0, v1 - v0, off + hb + v0);
+        if (e) return e;
+    }
+    return 0;
 }
 
+/* Evict RAM pages (not of layer `cur`) until the RAM held is within the
+ * budget, furthest next use first. Lock held on entry and exit. 0 or the
+ * errno of a failed write (spilling then stops). */
+static int evict(pt_kv_cache *kv, int cur) {
+    while (kv->ram_bytes > kv->budget) {
+        pt_kv_page *victim = NULL;
+        for (int d = kv->n_layer - 1; d >= 1 && !victim; d--) {
+            const int l = (cur + d) % kv->n_layer;
+            for (int i = kv->n_pages - 1; i >= 0; i--) {
+                pt_kv_page *p = page_at(kv, l, i);
+                if (p->state == PT_KV_PG_RAM) {
+                    victim = p;
+                    break;
+                }
+            }
+        }
+        if (!victim) return 0;
+        pt_kv_spill_unlock(kv);
+        const int e = write_back(kv, victim);
+        pt_kv_spill_lock(kv);
+        if (e) return e;
+        free(victim->ram);
+        victim->ram = NULL;
+        victim->state = PT_KV_PG_DISK;
+        victim->on_disk = true;
+        victim->prefetched = false;
+        victim->dirty_lo = victim->dirty_hi = 0;
+        kv->ram_bytes -= kv->page_bytes;
+    }
+    return 0;
+}
+
+/* Make page p resident. Lock held (when spilling) on entry and exit. */
+static pt_status make_resident(pt_kv_cache *kv, pt_kv_page *p, pt_error *err) {
+    if (p->state == PT_KV_PG_LOADING) { /* being read ahead, not there yet: a stall, not a hit */
+        kv->stalls++;
+        while (p->state == PT_KV_PG_LOADING) pt_kv_spill_wait(kv);
+        p->prefetched = false;
+        if (p->state == PT_KV_PG_DISK) kv->stalls--; /* the reader failed: counted below */
+    }
+    if (p->state == PT_KV_PG_RAM) {
+        if (p->prefetched) kv->hits++;
+        p->prefetched = false;
+        return PT_OK;
+    }
+    if (p->state == PT_KV_PG_EMPTY) {
+        p->ram = calloc(1, kv->page_bytes);
+        if (!p->ram)
+            return pt_fail(err, PT_ERR_NOMEM, "kv cache: out of memory for a page of %zu bytes", kv->page_bytes);
+        p->state = PT_KV_PG_RAM;
+        p->dirty_lo = p->dirty_hi = 0;
+        kv->ram_bytes += kv->page_bytes;
+        return PT_OK;
+    }
+    /* DISK: read it here */
+    kv->stalls++;
+    p->state = PT_KV_PG_LOADING;
+    kv->ram_bytes += kv->page_bytes;
+    pt_kv_spill_unlock(kv);
+    uint8_t *buf = malloc(kv->page_bytes);
+    const int e = buf ? pt_kv_spill_read(kv, buf, kv->page_bytes, slot_offset(kv, p)) : ENOMEM;
+    pt_kv_spill_lock(kv);
+    if (e) {
+        free(buf);
+        p->state = PT_KV_PG_DISK;
+        kv->ram_bytes -= kv->page_bytes;
+        return pt_fail(err, PT_ERR_IO, "kv spill: cannot read a page back from the spill file in %s: %s",
+                       pt_kv_spill_dir(kv), strerror(e));
+    }
+    p->ram = buf;
+    p->state = PT_KV_PG_RAM;
+    p->prefetched = false;
+    return PT_OK;
+}
+
+pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error *err) {
+    const int end = p0 + n;
+    const int n_need = (end + PT_KV_PAGE - 1) / PT_KV_PAGE;
+    pt_status st = PT_OK;
+    if (kv->spill) {
+        pt_kv_spill_lock(kv);
+        pt_kv_spill_want(kv, -1, 0);
+    }
+    for (int i = 0; i < n_need && st == PT_OK; i++) st = make_resident(kv, page_at(kv, layer, i), err);
+    if (st == PT_OK)
+        for (int i = p0 / PT_KV_PAGE; i < n_need; i++) {
+            pt_kv_page *p = page_at(kv, layer, i);
+            int lo = p0 - i * PT_KV_PAGE, hi = end - i * PT_KV_PAGE;
+            if (lo < 0) lo = 0;
+            if (hi > PT_KV_PAGE) hi = PT_KV_PAGE;
+            if (lo >= hi) continue;
+            if (p->dirty_lo >= p->dirty_hi) {
+                p->dirty_lo = lo;
+                p->dirty_hi = hi;
+            } else {
+                if (lo < p->dirty_lo) p->dirty_lo = lo;
+                if (hi > p->dirty_hi) p->dirty_hi = hi;
+            }
+        }
+    if (!kv->spill) return st;
+    if (st == PT_OK && !pt_kv_spill_failed(kv)) {
+        const int e = evict(kv, layer);
+        if (e) {
+            pt_kv_spill_set_failed(kv);
+            st = pt_fail(err, PT_ERR_IO,
+                         "kv spill: cannot write to the spill file in %s: %s (spilling stopped: the cache stays in RAM)",
+                         pt_kv_spill_dir(kv), strerror(e));
+        }
+    }
+    if (st == PT_OK && !pt_kv_spill_failed(kv)) pt_kv_spill_want(kv, (layer + 1) % kv->n_layer, n_need);
+    pt_kv_spill_unlock(kv);
+    return st;
+}
+
+/* ---- store and attend ---------------------------------------------------- */
+
 void pt_kv_store(pt_kv_cache *kv, int layer, int pos, const float *k, const float *v) {
-    const int D = kv->head_dim;
+    const int D = kv->head_dim, r = pos % PT_KV_PAGE;
+    uint8_t *page = page_at(kv, layer, pos / PT_KV_PAGE)->ram;
     for (int h = 0; h < kv->n_head_kv; h++) {
-        const int64_t i = head_index(kv, layer, h);
-        pt_attn_store_key(kv->k + i * kv->k_head_stride, kv->k_block_stride, pos, k + (size_t)h * D, D);
-        memcpy(kv->v + i * kv->v_head_stride + (int64_t)pos * D, v + (size_t)h * D, (size_t)D * sizeof(float));
+        uint8_t *hk = page + (size_t)h * kv->head_bytes, *hv = hk + PT_KV_PAGE * kv->krow;
+        if (kv->kelem == PT_KV_ELEM_F32)
+            pt_attn_store_key((float *)hk, (int64_t)BK * D, r, k + (size_t)h * D, D);
+        else
+            kv->kc.encode(k + (size_t)h * D, D, hk + (size_t)r * kv->krow);
+        kv->vc.encode(v + (size_t)h * D, D, hv + (size_t)r * kv->vrow);
     }
 }
 
-const float *pt_kv_keys(const pt_kv_cache *kv, int layer, int head) {
-    return kv->k + head_index(kv, layer, head) * kv->k_head_stride;
+size_t pt_kv_attend_scratch_floats(const pt_kv_cache *kv, int n_query) {
+    size_t n = pt_attn_scratch_floats(n_query, kv->head_dim);
+    /* a decoded page: keys [PAGE][D] (blocked), values [PAGE][D], rows of one block [BK][D] */
+    if (kv->type != PT_KV_F32) n += (size_t)(2 * PT_KV_PAGE + BK) * kv->head_dim;
+    return n;
 }
-int64_t pt_kv_key_block_stride(const pt_kv_cache *kv) { return kv->k_block_stride; }
 
-const float *pt_kv_values(const pt_kv_cache *kv, int layer, int head) {
-    return kv->v + head_index(kv, layer, head) * kv->v_head_stride;
+/* Decode positions [from, to) of one head of a page (rows form) into the
+ * kernel's layout: keys blocked and transposed at dk, values rows at dv,
+ * position j of the page at block j / BK and row j. Key lanes of the
+ * last block past `to` are zeroed (read, then masked, by the kernel). */
+static void decode_span(const pt_kv_cache *kv, const uint8_t *hk, int from, int to, float *dk,
+                        float *dv, float *rows) {
+    const int D = kv->head_dim;
+    for (int b0 = from / BK * BK; b0 < to; b0 += BK) {
+        const int nb = to - b0 < BK ? to - b0 : BK;
+        for (int i = 0; i < nb; i++) kv->kc.decode(hk + (size_t)(b0 + i) * kv->krow, D, rows + (size_t)i * D);
+        float *blk = dk + (size_t)b0 * D;
+        for (int d = 0; d < D; d++) {
+            for (int i = 0; i < nb; i++) blk[d * BK + i] = rows[(size_t)i * D + d];
+            for (int i = nb; i < BK; i++) blk[d * BK + i] = 0.0f;
+        }
+    }
+    const uint8_t *hv = hk + PT_KV_PAGE * kv->krow;
+    for (int j = from; j < to; j++) kv->vc.decode(hv + (size_t)j * kv->vrow, D, dv + (size_t)j * D);
 }
+
+void pt_kv_attend(const pt_kv_cache *kv, int layer, int kvh, float *out, int64_t out_stride,
+                  const float *q, int64_t q_stride, int n_tok, int n_head, int p0, int window,
+                  float scale, float *scratch) {
+    if (n_tok <= 0 || n_head <= 0) return;
+    const int D = kv->head_dim, n_kv = p0 + n_tok;
+    if (window <= 0 || window > n_kv) window = n_kv; /* as the kernel normalizes it */
+    const int first = p0 - window + 1 > 0 ? (p0 - window + 1) / BK * BK : 0;
+    const int pg0 = first / PT_KV_PAGE, pg1 = (n_kv - 1) / PT_KV_PAGE;
+    float *dk = scratch + pt_attn_scratch_floats(n_tok * n_head, D);
+    float *dv = dk + (size_t)PT_KV_PAGE * D, *rows = dv + (size_t)PT_KV_PAGE * D;
+    for (int pg = pg0; pg <= pg1; pg++) {
+        const int lo = pg * PT_KV_PAGE;
+        const int hi = n_kv - lo < PT_KV_PAGE ? n_kv : lo + PT_KV_PAGE;
+        const uint8_t *hk = page_at(kv, layer, pg)->ram + (size_t)kvh * kv->head_bytes;
+        const float *kt, *v;
+        if (kv->type == PT_KV_F32) {
+            kt = (const float *)hk;
+            v = (const float *)(hk + PT_KV_PAGE * kv->krow);
+        } else {
+            decode_span(kv, hk, (first > lo ? first : lo) - lo, hi - lo, dk, dv, rows);
+            kt = dk;
+            v = dv;
+        }
+        const int flags = (pg == pg0 ? PT_ATTN_BEGIN : 0) | (pg == pg1 ? PT_ATTN_END : 0);
+        pt_attn_causal_span(kv->cpu, out, out_stride, q, q_stride, n_tok, n_head, kt, (int64_t)BK * D, v, D,
+                            p0, window, D, scale, scratch, lo, hi, flags);
+    }
+}
+
+/* ---- figures ------------------------------------------------------------- */
 
 uint64_t pt_kv_bytes(const pt_kv_cache *kv) {
-    return ((uint64_t)kv->n_layer * (uint64_t)kv->n_head_kv *
-            (uint64_t)(kv->k_head_stride + kv->v_head_stride)) * sizeof(float);
+    if (!kv->spill) return kv->ram_bytes;
+    pt_kv_spill_lock(kv);
+    const uint64_t b = kv->ram_bytes;
+    pt_kv_spill_unlock(kv);
+    return b;
+}
+
+uint32_t pt_kv_bytes_per_token(const pt_kv_cache *kv) {
+    return (uint32_t)((uint64_t)kv->n_layer * kv->n_head_kv * (kv->krow + kv->vrow));
+}
+
+void pt_kv_get_stats(const pt_kv_cache *kv, pt_kv_stats *out) {
+    memset(out, 0, sizeof *out);
+    if (kv->spill) pt_kv_spill_lock(kv);
+    uint64_t disk = 0;
+    for (size_t i = 0; i < (size_t)kv->n_layer * kv->n_pages; i++)
+        if (kv->pages[i].state == PT_KV_PG_DISK) disk += kv->page_bytes;
+    out->ram_bytes = kv->ram_bytes;
+    out->disk_bytes = disk;
+    out->budget_bytes = kv->budget;
+    out->pages_read_ahead = kv->read_ahead;
+    out->read_hits = kv->hits;
+    out->read_stalls = kv->stalls;
+    if (kv->spill) pt_kv_spill_unlock(kv);
+    out->bytes_per_token = pt_kv_bytes_per_token(kv);
+}
+
+/* ---- serialized form ----------------------------------------------------- */
+
+int pt_kv_type_of(const pt_kv_cache *kv) { return kv->type; }
+
+size_t pt_kv_layer_bytes(const pt_kv_cache *kv, int n_pos) {
+    return (size_t)kv->n_head_kv * (size_t)(n_pos > 0 ? n_pos : 0) * (kv->krow + kv->vrow);
+}
+
+/* Copy rows [r0, r1) of one page between the page bytes `pg` and the
+ * serialized layer at dst (to_page: from ser to page). */
+static void copy_rows(const pt_kv_cache *kv, uint8_t *pg, uint8_t *ser, int n_pos, int first, int r0, int r1,
+                      bool to_page) {
+    const int D = kv->head_dim;
+    for (int h = 0; h < kv->n_head_kv; h++) {
+        uint8_t *hk = pg + (size_t)h * kv->head_bytes, *hv = hk + PT_KV_PAGE * kv->krow;
+        uint8_t *sk = ser + (size_t)h * n_pos * kv->krow;
+        uint8_t *sv = ser + (size_t)kv->n_head_kv * n_pos * kv->krow + (size_t)h * n_pos * kv->vrow;
+        for (int r = r0; r < r1; r++) {
+            uint8_t *krow = sk + (size_t)(first + r) * kv->krow;
+            if (kv->kelem == PT_KV_ELEM_F32) {
+                float *blk = (float *)hk + (size_t)(r / BK) * BK * D;
+                for (int d = 0; d < D; d++) {
+                    float *e = blk + (size_t)d * BK + r % BK;
+                    if (to_page) memcpy(e, krow + 4 * (size_t)d, 4);
+                    else memcpy(krow + 4 * (size_t)d, e, 4);
+                }
+            } else if (to_page) {
+                memcpy(hk + (size_t)r * kv->krow, krow, kv->krow);
+            } else {
+                memcpy(krow, hk + (size_t)r * kv->krow, kv->krow);
+            }
+            uint8_t *vrow = sv + (size_t)(first + r) * kv->vrow;
+            if (to_page) memcpy(hv + (size_t)r * kv->vrow, vrow, kv->vrow);
+            else memcpy(vrow, hv + (size_t)r * kv->vrow, kv->vrow);
+        }
+    }
+}
+
+static pt_status check_span(const pt_kv_cache *kv, int layer, int n_pos, pt_error *err) {
+    if (layer < 0 || layer >= kv->n_layer || n_pos < 0 || n_pos > kv->n_ctx)
+        return pt_fail(err, PT_ERR_ARG, "kv cache: layer %d, %d positions out of range (%d layers, %d positions)",
+                       layer, n_pos, kv->n_layer, kv->n_ctx);
+    return PT_OK;
+}
+
+pt_status pt_kv_export_layer(const pt_kv_cache *kv, int layer, int n_pos, void *dst, pt_error *err) {
+    pt_status st = check_span(kv, layer, n_pos, err);
+    if (st != PT_OK) return st;
+    uint8_t *tmp = NULL;
+    for (int i = 0; i * PT_KV_PAGE < n_pos; i++) {
+        pt_kv_page *p = page_at(kv, layer, i);
+        const int r1 = n_pos - i * PT_KV_PAGE < PT_KV_PAGE ? n_pos - i * PT_KV_PAGE : PT_KV_PAGE;
+        if (kv->spill) pt_kv_spill_lock(kv);
+        while (p->state == PT_KV_PG_LOADING) pt_kv_spill_wait(kv);
+        const int state = p->state;
+        if (kv->spill) pt_kv_spill_unlock(kv);
+        /* RAM pages change only on this (the caller's) thread: safe unlocked */
+        uint8_t *src = p->ram;
+        if (state == PT_KV_PG_DISK || state == PT_KV_PG_EMPTY) {
+            if (!tmp && !(tmp = malloc(kv->page_bytes))) return pt_fail(err, PT_ERR_NOMEM, "kv cache: out of memory");
+            int e = 0;
+            if (state == PT_KV_PG_DISK) e = pt_kv_spill_read(kv, tmp, kv->page_bytes, slot_offset(kv, p));
+            else memset(tmp, 0, kv->page_bytes);
+            if (e) {
+                free(tmp);
+                return pt_fail(err, PT_ERR_IO, "kv spill: cannot read a page back from the spill file in %s: %s",
+                               pt_kv_spill_dir(kv), strerror(e));
+            }
+            src = tmp;
+        }
+        copy_rows(kv, src, dst, n_pos, i * PT_KV_PAGE, 0, r1, false);
+    }
+    free(tmp);
+    return PT_OK;
+}
+
+pt_status pt_kv_import_layer(pt_kv_cache *kv, int layer, int n_pos, const void *src, pt_error *err) {
+    pt_status st = check_span(kv, layer, n_pos, err);
+    if (st != PT_OK || n_pos == 0) return st;
+    st = pt_kv_begin_layer(kv, layer, 0, n_pos, err);
+    if (st != PT_OK) return st;
+    for (int i = 0; i * PT_KV_PAGE < n_pos; i++) {
+        const int r1 = n_pos - i * PT_KV_PAGE < PT_KV_PAGE ? n_pos - i * PT_KV_PAGE : PT_KV_PAGE;
+        copy_rows(kv, page_at(kv, layer, i)->ram, (uint8_t *)src, n_pos, i * PT_KV_PAGE, 0, r1, true);
+    }
+    return PT_OK;
 }

@@ -104,8 +104,22 @@ void pt_llm_get_pack_info(const pt_llm *m, pt_llm_pack_info *out);
  * calls: every split gives bitwise the same logits. */
 typedef struct pt_llm_state pt_llm_state;
 
+/* The KV cache's element type, RAM budget and spill directory
+ * (kv_cache.h); NULL: float32, no budget. */
+typedef struct pt_llm_kv_params {
+    int type;               /* pt_kv_type */
+    uint64_t budget_bytes;  /* 0: none */
+    const char *spill_dir;
+} pt_llm_kv_params;
+
 pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_threads,
                            pt_threadpool *pool, pt_llm_state **out, pt_error *err);
+/* pt_llm_state_new with a KV cache of kv's kind (NULL: float32, no budget). */
+pt_status pt_llm_state_new_kv(const pt_llm *m, int n_ctx, int n_batch, int n_threads,
+                              pt_threadpool *pool, const pt_llm_kv_params *kv, pt_llm_state **out,
+                              pt_error *err);
+/* The KV cache's counters (pt_context_kv_stats). */
+void pt_llm_state_kv_stats(const pt_llm_state *s, pt_kv_stats *out);
 void pt_llm_state_free(pt_llm_state *s);
 void pt_llm_state_reset(pt_llm_state *s);
 /* Keep positions [0, n_keep) of the cache (0 <= n_keep <= n_past, checked
@@ -131,7 +145,8 @@ void pt_llm_state_set_lora(pt_llm_state *s, const struct pt_lora_run *lora);
  * append their K/V, and write logits: the last token's into last_logits
  * (n_vocab floats) when non-NULL, every token's into all_logits
  * (n x n_vocab) when non-NULL. PT_ERR_CONTEXT_FULL when n_past + n > n_ctx;
- * a token id outside the vocabulary is PT_ERR_ARG. */
+ * a token id outside the vocabulary is PT_ERR_ARG. A KV spill failure
+ * (PT_ERR_IO) leaves n_past as it was. */
 pt_status pt_llm_forward(const pt_llm *m, pt_llm_state *s, const pt_token *tokens, int n,
                          float *last_logits, float *all_logits, pt_error *err);
 

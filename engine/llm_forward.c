@@ -29,8 +29,8 @@
  * (weight.packed) multiplies the int8 quantization of its input (pt_qact,
  * made here once per input and shared by Q/K/V and by gate/up); any other
  * matrix goes through pt_matmul_ref on the float input. Attention is the
- * fused online-softmax kernel of attention.h over the KV cache
- * (kv_cache.h).
+ * fused online-softmax kernel of attention.h over the KV cache's pages
+ * (kv_cache.h pt_kv_attend).
  *
  * Threads. Every step runs on the state's pool, held (pt_threadpool_acquire)
  * for the whole of a pt_llm_forward call:
@@ -47,7 +47,9 @@
  *
  * Invariant: positions [0, n_past) of the KV cache hold the keys and values
  * of the tokens seen so far; a failed call (bad token, context full) is
- * detected before anything is computed and leaves the state unchanged.
+ * detected before anything is computed and leaves the state unchanged; a
+ * KV spill failure in the middle of a call (kv_cache.h) leaves n_past as
+ * it was (positions past it are stale, as after a truncate).
  */
 #include "llm_internal.h"
 
@@ -101,6 +103,12 @@ struct pt_llm_state {
 
 pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_threads,
                            pt_threadpool *pool, pt_llm_state **out, pt_error *err) {
+    return pt_llm_state_new_kv(m, n_ctx, n_batch, n_threads, pool, NULL, out, err);
+}
+
+pt_status pt_llm_state_new_kv(const pt_llm *m, int n_ctx, int n_batch, int n_threads,
+                              pt_threadpool *pool, const pt_llm_kv_params *kvp, pt_llm_state **out,
+                              pt_error *err) {
     *out = NULL;
     if (n_ctx <= 0 || n_batch <= 0)
         return pt_fail(err, PT_ERR_ARG, "context size (%d) and batch size (%d) must be positive",
@@ -115,7 +123,9 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
     s->n_batch = n_batch;
     s->cpu = &m->cpu;
 
-    pt_status st = pt_kv_init(&s->kv, hp->n_layer, n_ctx, hp->n_head_kv, hp->head_dim, err);
+    const pt_kv_opts kvo = {kvp ? kvp->type : PT_KV_F32, &m->cpu, kvp ? kvp->budget_bytes : 0,
+                            kvp ? kvp->spill_dir : NULL};
+    pt_status st = pt_kv_init(&s->kv, hp->n_layer, n_ctx, hp->n_head_kv, hp->head_dim, &kvo, err);
     if (st == PT_OK && !pool) {
         st = pt_threadpool_new(n_threads, &s->tp, err);
         s->owns_tp = st == PT_OK;
@@ -133,7 +143,7 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
     size_t max_cols = E > QD ? E : QD;
     if (F > max_cols) max_cols = F;
     const int group = hp->n_head / hp->n_head_kv;
-    s->attn_scratch_n = pt_attn_scratch_floats(ATTN_TILE * group, hp->head_dim);
+    s->attn_scratch_n = pt_kv_attend_scratch_floats(&s->kv, ATTN_TILE * group);
     s->inv_freq = malloc((size_t)hp->n_rot / 2 * sizeof(float));
     s->rope_cs = malloc(nb * (size_t)hp->n_rot * sizeof(float));
     s->x = malloc(nb * E * sizeof(float));
@@ -186,6 +196,8 @@ void pt_llm_state_free(pt_llm_state *s) {
     free(s->mm_scratch);
     free(s);
 }
+
+void pt_llm_state_kv_stats(const pt_llm_state *s, pt_kv_stats *out) { pt_kv_get_stats(&s->kv, out); }
 
 void pt_llm_state_reset(pt_llm_state *s) { s->n_past = 0; }
 void pt_llm_state_truncate(pt_llm_state *s, int n_keep) { s->n_past = n_keep; }
@@ -353,10 +365,8 @@ static void attn_task(void *ctx, int task, int n_tasks, int thread) {
     const int nt = j->n - t0 < ATTN_TILE ? j->n - t0 : ATTN_TILE;
     if (h0 >= h1 || nt <= 0) return;
     const size_t off = (size_t)t0 * QD + (size_t)(kvh * group + h0) * D;
-    pt_attn_causal_window(&j->m->cpu, s->att + off, QD, s->q + off, QD, nt, h1 - h0,
-                          pt_kv_keys(&s->kv, j->il, kvh), pt_kv_key_block_stride(&s->kv),
-                          pt_kv_values(&s->kv, j->il, kvh), D, j->p0 + t0, j->window, D,
-                          j->scale, s->attn_scratch + (size_t)thread * s->attn_scratch_n);
+    pt_kv_attend(&s->kv, j->il, kvh, s->att + off, QD, s->q + off, QD, nt, h1 - h0, j->p0 + t0,
+                 j->window, j->scale, s->attn_scratch + (size_t)thread * s->attn_scratch_n);
 }
 
 static void attention(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
@@ -384,9 +394,13 @@ static void attention(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
 /* Attention sublayer of layer il for the chunk's n tokens at positions
  * p0..p0+n-1: from xn (normalized input, quantized in s->qa when a
  * product needs it) to xn = Wo att. */
-static void attention_block(const pt_llm *m, pt_llm_state *s, int il, int p0, int n) {
+static pt_status attention_block(const pt_llm *m, pt_llm_state *s, int il, int p0, int n,
+                                 pt_error *err) {
     const pt_llm_hparams *hp = &m->hp;
     const pt_llm_layer *L = &m->layers[il];
+    /* the layer's KV pages resident (read back from the spill file) */
+    pt_status st = pt_kv_begin_layer(&s->kv, il, p0, n, err);
+    if (st != PT_OK) return st;
     pt_matmul qkv = {3, {&L->wq, &L->wk, &L->wv}, {s->q, s->k, s->v}, s->xn, &s->qa, n, false, false};
     matmul_run(s, &qkv);
     qkv_job post = {m, s, il, p0, n};
@@ -395,6 +409,7 @@ static void attention_block(const pt_llm *m, pt_llm_state *s, int il, int p0, in
     if (L->wo.packed) quantize_input(m, s, s->att, n, (int64_t)hp->n_head * hp->head_dim);
     pt_matmul wo = {1, {&L->wo}, {s->xn}, s->att, &s->qa, n, false, false};
     matmul_run(s, &wo);
+    return PT_OK;
 }
 
 /* gate[t] = gelu(gate[t]) * up[t] (GeGLU's activation, a per-token step). */
@@ -434,8 +449,8 @@ static void feed_forward(const pt_llm *m, pt_llm_state *s, int il, int n) {
 /* One chunk of n <= n_batch tokens at positions n_past.. . Writes the
  * logits of every token to all_logits ([n][V]) when non-NULL, and those
  * of the last token to last_logits ([V]) when non-NULL. */
-static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *tokens, int n,
-                          float *all_logits, float *last_logits) {
+static pt_status forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *tokens, int n,
+                               float *all_logits, float *last_logits, pt_error *err) {
     const pt_llm_hparams *hp = &m->hp;
     const int E = hp->n_embd, p0 = s->n_past;
 
@@ -452,7 +467,8 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
     for (int il = 0; il < hp->n_layer; il++) {
         const pt_llm_layer *L = &m->layers[il];
         norm_step(m, s, delta, post, L->attn_norm, n, any_packed(&L->wq, &L->wk, &L->wv));
-        attention_block(m, s, il, p0, n);
+        pt_status st = attention_block(m, s, il, p0, n, err);
+        if (st != PT_OK) return st;
         norm_step(m, s, s->xn, L->attn_post_norm, L->ffn_norm, n, any_packed(&L->w_gate, &L->w_up, NULL));
         feed_forward(m, s, il, n);
         delta = s->xn;
@@ -460,7 +476,7 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
     }
     s->n_past += n;
 
-    if (!all_logits && !last_logits) return;
+    if (!all_logits && !last_logits) return PT_OK;
     /* the rows whose logits are asked for: all, or only the last */
     const int first = all_logits ? 0 : n - 1, rows = n - first;
     float *x = s->x + (size_t)first * E, *xn = s->xn + (size_t)first * E;
@@ -477,6 +493,7 @@ static void forward_chunk(const pt_llm *m, pt_llm_state *s, const pt_token *toke
         for (int t = 0; t < rows; t++) pt_softcap(y + (size_t)t * hp->n_vocab, hp->logit_softcap, hp->n_vocab);
     if (all_logits && last_logits)
         memcpy(last_logits, all_logits + (size_t)(n - 1) * hp->n_vocab, (size_t)hp->n_vocab * sizeof(float));
+    return PT_OK;
 }
 
 pt_status pt_llm_forward(const pt_llm *m, pt_llm_state *s, const pt_token *tokens, int n,
@@ -492,12 +509,17 @@ pt_status pt_llm_forward(const pt_llm *m, pt_llm_state *s, const pt_token *token
                        "context full: %d tokens after %d of %d positions would not fit", n, s->n_past,
                        s->n_ctx);
     pt_threadpool_acquire(s->tp); /* other users of a shared pool wait for this call */
-    for (int i0 = 0; i0 < n; i0 += s->n_batch) {
+    const int n_past0 = s->n_past;
+    pt_status st = PT_OK;
+    for (int i0 = 0; i0 < n && st == PT_OK; i0 += s->n_batch) {
         const int nc = n - i0 < s->n_batch ? n - i0 : s->n_batch;
         const bool last = i0 + nc == n;
-        forward_chunk(m, s, tokens + i0, nc, all_logits ? all_logits + (size_t)i0 * m->hp.n_vocab : NULL,
-                      last ? last_logits : NULL);
+        st = forward_chunk(m, s, tokens + i0, nc, all_logits ? all_logits + (size_t)i0 * m->hp.n_vocab : NULL,
+                           last ? last_logits : NULL, err);
     }
+    /* a KV spill error (kv_cache.h) stops the call: the positions it wrote
+     * are dropped again, so the invariant above holds */
+    if (st != PT_OK) s->n_past = n_past0;
     pt_threadpool_release(s->tp);
-    return PT_OK;
+    return st;
 }

@@ -24,7 +24,7 @@
  *   ...     4 * n_vocab       last logits, f32 (only when flags bit 0)
  *   ...     n_layer * layer_bytes
  *                             the KV cache, layer 0 first, each layer in the
- *                             serialized form of kv_cache_io.h (the cache's
+ *                             serialized form of kv_cache.h (the cache's
  *                             own element type)
  *   end-4   4   u32           CRC-32 (zlib crc32) of every byte before it
  *
@@ -45,7 +45,7 @@
 #include <openssl/evp.h>
 #include <zlib.h>
 
-#include "kv_cache_io.h"
+#include "kv_cache.h"
 #include "model_internal.h"
 #include "session.h"
 #include "status.h"
@@ -57,8 +57,8 @@
 #define ID_SPAN_BYTES 4096
 
 static const char *kv_type_name(uint32_t t) {
-    static const char *const names[] = {"f32", "f16", "q8", "q8f8"};
-    return t < sizeof names / sizeof *names ? names[t] : "unknown";
+    const char *name = t <= INT32_MAX ? pt_kv_type_name((int)t) : NULL;
+    return name ? name : "unknown";
 }
 
 static void put32(uint8_t *p, uint32_t v) {

@@ -2,7 +2,8 @@
  * test_seams.c — the API seams of petrel.h on SmolLM2:
  *   - pt_model_params / pt_context_params: the size field (an older,
  *     shorter struct is read with defaults for the rest; a larger one is
- *     refused), the backend and KV type that do not exist yet;
+ *     refused), a backend and a KV type that do not exist, a negative
+ *     KV budget;
  *   - a metadata-only load repacks nothing, describes the model exactly as
  *     a full load does, tokenizes the same, and cannot make a context;
  *   - pt_context_truncate: cut, then decode again, gives bitwise the
@@ -89,8 +90,11 @@ static void test_params_size(const char *path) {
     pt_context_params cp = pt_context_default_params();
     CHECK(cp.size == sizeof cp && cp.kv_type == PT_KV_F32 && !cp.threadpool, "context defaults");
     pt_context *c = NULL;
-    cp.kv_type = (pt_kv_type)1;
-    CHECK(pt_context_new(m, &cp, &c, &err) == PT_ERR_UNSUPPORTED && !c, "kv type 1: %s", err.msg);
+    cp.kv_type = (pt_kv_type)(PT_KV_Q8F8 + 1); /* past the last type */
+    CHECK(pt_context_new(m, &cp, &c, &err) == PT_ERR_UNSUPPORTED && !c, "kv type past q8f8: %s", err.msg);
+    cp.kv_type = PT_KV_F32;
+    cp.kv_ram_mb = -1;
+    CHECK(pt_context_new(m, &cp, &c, &err) == PT_ERR_ARG && !c, "negative KV budget: %s", err.msg);
     cp = pt_context_default_params();
     cp.size = sizeof cp + 1;
     CHECK(pt_context_new(m, &cp, &c, &err) == PT_ERR_ARG && !c, "larger context params: %s", err.msg);

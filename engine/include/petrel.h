@@ -249,12 +249,25 @@ pt_status pt_chat_tokenize(const pt_model *model, const pt_chat_message *msgs, i
 
 typedef struct pt_context pt_context;
 
-/* The layout and element type of the KV cache. Only float32 exists today;
- * the KV-memory work adds quantized types here (any other value is
- * PT_ERR_UNSUPPORTED). */
+/* The element type of the KV cache (docs/kv_cache.md; any other value is
+ * PT_ERR_UNSUPPORTED). Bytes per token and head of head_dim D:
+ *   PT_KV_F32   keys and values float32                     8 D
+ *   PT_KV_F16   keys and values binary16                    4 D
+ *   PT_KV_Q8    int8 keys and values, an f16 scale per 32
+ *               values along head_dim (as llama.cpp's q8_0)  2 D + 4 ceil(D / 32)
+ *   PT_KV_Q8F8  int8 keys with one f16 scale per token and
+ *               head, fp8 e5m2 values                        2 D + 2 */
 typedef enum pt_kv_type {
     PT_KV_F32 = 0,
+    PT_KV_F16,
+    PT_KV_Q8,
+    PT_KV_Q8F8,
 } pt_kv_type;
+
+/* "f32", "f16", "q8", "q8f8" (NULL for another value), and back
+ * (-1 for an unknown name; llama.cpp's "q8_0" is PT_KV_Q8). */
+const char *pt_kv_type_name(int type);
+int pt_kv_type_from_name(const char *name);
 
 /* How to make a context. Get it from pt_context_default_params(); `size`
  * versions the struct exactly as in pt_model_params (fields are only
@@ -269,6 +282,12 @@ typedef struct pt_context_params {
     int n_batch;    /* max tokens per forward pass during prefill */
     pt_kv_type kv_type;        /* PT_KV_F32 */
     pt_threadpool *threadpool; /* forward passes run on it; NULL: a private pool */
+    /* KV memory budget in MiB (0: none). Past it the coldest pages of the
+     * cache go to a private spill file (0600, unlinked at once) in
+     * kv_spill_dir, read back ahead of use; the results are bitwise those
+     * without a budget. */
+    int kv_ram_mb;
+    const char *kv_spill_dir;  /* NULL: the system's temporary directory */
 } pt_context_params;
 
 pt_context_params pt_context_default_params(void);
@@ -290,6 +309,15 @@ typedef struct pt_memory_stats {
 } pt_memory_stats;
 
 void pt_context_memory(const pt_context *ctx, pt_memory_stats *out);
+
+/* The KV cache's place in memory, for the KV-spill gauge. */
+typedef struct pt_kv_stats {
+    uint64_t ram_bytes, disk_bytes, budget_bytes; /* pages held in RAM, only on disk; budget (0: none) */
+    uint64_t pages_read_ahead, read_hits, read_stalls; /* pages the reader thread read; pages
+                                                          found read ahead / waited for when needed */
+    uint32_t bytes_per_token;                     /* over every layer */
+} pt_kv_stats;
+void pt_context_kv_stats(const pt_context *ctx, pt_kv_stats *out);
 
 /* ---- LoRA adapters ----------------------------------------------------- */
 

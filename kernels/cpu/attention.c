@@ -252,11 +252,21 @@ void pt_attn_causal_window(const pt_cpu *cpu, float *out, int64_t out_stride, co
                            int64_t q_stride, int n_tok, int n_head, const float *kt,
                            int64_t kt_block_stride, const float *v, int64_t v_stride, int p0,
                            int window, int head_dim, float scale, float *scratch) {
+    pt_attn_causal_span(cpu, out, out_stride, q, q_stride, n_tok, n_head, kt, kt_block_stride, v,
+                        v_stride, p0, window, head_dim, scale, scratch, 0, INT32_MAX,
+                        PT_ATTN_BEGIN | PT_ATTN_END);
+}
+
+void pt_attn_causal_span(const pt_cpu *cpu, float *out, int64_t out_stride, const float *q,
+                         int64_t q_stride, int n_tok, int n_head, const float *kt,
+                         int64_t kt_block_stride, const float *v, int64_t v_stride, int p0,
+                         int window, int head_dim, float scale, float *scratch, int span_lo,
+                         int span_hi, int flags) {
     if (n_tok <= 0 || n_head <= 0) return;
     /* no window: every earlier position is in reach */
     if (window <= 0 || window > p0 + n_tok) window = p0 + n_tok;
 #define ATTN_PASS out, out_stride, q, q_stride, n_tok, n_head, kt, kt_block_stride, v, v_stride, p0, \
-                  window, head_dim, scale, scratch
+                  window, head_dim, scale, scratch, span_lo, span_hi, flags
     switch (cpu ? cpu->variant : PT_CPU_REF) {
 #if defined(__x86_64__)
     case PT_CPU_AVX2:

@@ -83,6 +83,22 @@ void pt_attn_causal_window(const pt_cpu *cpu, float *out, int64_t out_stride, co
                            int64_t kt_block_stride, const float *v, int64_t v_stride, int p0,
                            int window, int head_dim, float scale, float *scratch);
 
+/* pt_attn_causal_window over the positions [span_lo, span_hi) only, for a
+ * KV cache kept in pages: kt and v point at position span_lo's key block
+ * and value row (span_lo a multiple of PT_ATTN_BK), and the online
+ * softmax's running state (max, lane sums, weighted sums) is carried in
+ * scratch from one call to the next. The first call of a query tile has
+ * PT_ATTN_BEGIN in flags, the last PT_ATTN_END (which writes out); calls
+ * in between must take the spans in increasing order, with the same
+ * tile, window and scratch. The result is bitwise pt_attn_causal_window's
+ * however the positions are split into spans. */
+enum { PT_ATTN_BEGIN = 1, PT_ATTN_END = 2 };
+void pt_attn_causal_span(const pt_cpu *cpu, float *out, int64_t out_stride, const float *q,
+                         int64_t q_stride, int n_tok, int n_head, const float *kt,
+                         int64_t kt_block_stride, const float *v, int64_t v_stride, int p0,
+                         int window, int head_dim, float scale, float *scratch, int span_lo,
+                         int span_hi, int flags);
+
 /* exp(x) for x <= 0 as the kernels compute the running-max correction c
  * (and the plain variant every exp); for the tests. */
 float pt_attn_exp(float x);

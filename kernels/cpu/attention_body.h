@@ -214,17 +214,26 @@ AT static void AN(accumulate_any)(float *acc, int nq, const float *c, const floa
 }
 
 #ifndef A_FULL_ONLY
+/* Positions [span_lo, span_hi) of the causal attention (span_lo a
+ * multiple of BK; kt and v point at position span_lo's block and row):
+ * the running state (m, l, acc) lives in scratch from one span to the
+ * next, made at PT_ATTN_BEGIN and turned into the output at PT_ATTN_END.
+ * Spans taken in order go through the blocks in the order one span over
+ * every position does, with the same operations: bitwise its result. */
 AT static void AN(attn)(float *out, int64_t out_stride, const float *q, int64_t q_stride, int n_tok,
                         int n_head, const float *kt, int64_t kbs, const float *v, int64_t vs, int p0,
-                        int window, int D, float scale, float *scratch) {
+                        int window, int D, float scale, float *scratch, int span_lo, int span_hi,
+                        int flags) {
     const int nq = n_tok * n_head;
     float *m = scratch;                       /* [nq] running max */
     float *l = m + nq;                        /* [nq][BK] per-lane sums */
     float *acc = l + (size_t)nq * PT_ATTN_BK; /* [nq][D] */
     float *e = acc + (size_t)nq * D;          /* [QMAX][BK] */
-    for (int i = 0; i < nq; i++) m[i] = -INFINITY;
-    memset(l, 0, (size_t)nq * PT_ATTN_BK * sizeof(float));
-    memset(acc, 0, (size_t)nq * D * sizeof(float));
+    if (flags & PT_ATTN_BEGIN) {
+        for (int i = 0; i < nq; i++) m[i] = -INFINITY;
+        memset(l, 0, (size_t)nq * PT_ATTN_BK * sizeof(float));
+        memset(acc, 0, (size_t)nq * D * sizeof(float));
+    }
 
     AN(vi) lanes[NV]; /* lane numbers 0..15 */
     A_UNROLL
@@ -237,10 +246,12 @@ AT static void AN(attn)(float *out, int64_t out_stride, const float *q, int64_t 
      * per token, are blocks wholly before its own: every block a query
      * goes through holds at least one position it sees, so its running
      * max is finite from its first block on. */
-    const int first = p0 - window + 1 > 0 ? (p0 - window + 1) / PT_ATTN_BK * PT_ATTN_BK : 0;
-    for (int j0 = first; j0 < n_kv; j0 += PT_ATTN_BK) {
-        const float *kb = kt + (int64_t)(j0 / PT_ATTN_BK) * kbs;
-        const float *vb = v + (int64_t)j0 * vs;
+    int first = p0 - window + 1 > 0 ? (p0 - window + 1) / PT_ATTN_BK * PT_ATTN_BK : 0;
+    if (first < span_lo) first = span_lo;
+    const int j_end = n_kv < span_hi ? n_kv : span_hi;
+    for (int j0 = first; j0 < j_end; j0 += PT_ATTN_BK) {
+        const float *kb = kt + (int64_t)((j0 - span_lo) / PT_ATTN_BK) * kbs;
+        const float *vb = v + (int64_t)(j0 - span_lo) * vs;
         const int t0 = j0 - p0 > 0 ? j0 - p0 : 0; /* earlier tokens see none of the block */
         /* later tokens whose window starts past the block see none of it:
          * t sees the block while p0 + t - window + 1 <= j0 + BK - 1 */
@@ -285,6 +296,7 @@ AT static void AN(attn)(float *out, int64_t out_stride, const float *q, int64_t 
             }
         }
     }
+    if (!(flags & PT_ATTN_END)) return;
     for (int t = 0; t < n_tok; t++)
         for (int h = 0; h < n_head; h++) {
             const int iq = t * n_head + h;

@@ -1,0 +1,406 @@
+/*
+ * test_kv_cache.c — the paged, typed KV cache (engine/kv_cache.h,
+ * kernels/cpu/kv_codec.h):
+ *  1. codecs: every AVX2+F16C encoder and decoder gives bitwise the bytes
+ *     and floats of its C reference on odd sizes and awkward values
+ *     (f16 subnormals, values past f16's range, zeros); the f16
+ *     reference equals the compiler's _Float16 conversion; decode(encode)
+ *     is within each format's stated error;
+ *  2. pt_kv_attend over pages (several pages, GQA tiles, windows) against
+ *     pt_attn_causal_window over one flat buffer of the same (decoded)
+ *     keys and values: bitwise, for every type, with this CPU's kernel
+ *     variant and with the plain one ("ref");
+ *  3. the serialized form: export, import into a cache with a tiny budget
+ *     (pages spilled), export again: the same bytes, every type;
+ *  4. SmolLM2 ($PETREL_SMOLLM2), greedy, prompts of held-out text: 280
+ *     tokens for every type, 530 tokens for f32 (keys kept in the
+ *     kernel's layout) and q8f8 (rows decoded per page; f16 and q8 share
+ *     that path), 8 tokens generated: with a 1 MiB budget the
+ *     logits of every step are bitwise those without one; pages went to
+ *     disk and came back; after every step the RAM held is within
+ *     max(budget, one layer's pages) + one layer's pages;
+ *  5. errors: an unusable spill directory is one PT_ERR_IO line naming it;
+ *     a write that fails (RLIMIT_FSIZE standing in for a full disk) is one
+ *     PT_ERR_IO line, n_past is unchanged and the same call then succeeds
+ *     (the cache stays in RAM) with the logits of a run without a budget
+ *     (q8f8). Under ASan (PETREL_SANITIZED=1) part 4 runs q8f8 only.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "attention.h"
+#include "check.h"
+#include "cpu_features.h"
+#include "kv_cache.h"
+#include "kv_codec.h"
+#include "petrel.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static float frand(void) { /* [-1, 1) */
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((int64_t)(rng >> 11) - (1ll << 52)) / (float)(1ll << 52);
+}
+
+/* ---- 1. codecs ---------------------------------------------------------- */
+
+static const char *elem_name[] = {"f32", "f16", "q8", "q8r", "e5m2"};
+
+static void fill_awkward(float *x, int n, int kind) {
+    for (int i = 0; i < n; i++) {
+        float v = frand();
+        switch (kind) {
+        case 0: break;
+        case 1: v *= 1e-5f; break;              /* f16 subnormals */
+        case 2: v *= 1e5f; break;                /* past f16's range: clamped */
+        case 3: v = (i % 3) ? 0.0f : v * 3.0f; break; /* mostly zeros */
+        default: v = i % 2 ? 0.0f : -0.0f; break;     /* all zero: scale 0 */
+        }
+        x[i] = v;
+    }
+}
+
+static void test_codecs(const pt_cpu *cpu) {
+    static const int sizes[] = {1, 3, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 96, 100, 129, 256};
+    float x[256], y0[256], y1[256];
+    uint8_t b0[1200], b1[1200];
+    const bool fast = cpu->avx2 && cpu->f16c;
+    printf("codecs: fast paths %s\n", fast ? "AVX2+F16C" : "absent (reference only)");
+    for (int e = PT_KV_ELEM_F16; e < PT_KV_ELEM_COUNT; e++) {
+        const pt_kv_codec r = pt_kv_codec_ref((pt_kv_elem)e), f = pt_kv_codec_pick(cpu, (pt_kv_elem)e);
+        int bad_enc = 0, bad_dec = 0, bad_err = 0;
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+            for (int kind = 0; kind < 5; kind++) {
+                const int n = sizes[si];
+                const size_t nb = pt_kv_row_bytes((pt_kv_elem)e, n);
+                fill_awkward(x, n, kind);
+                memset(b0, 0xA5, sizeof b0);
+                memset(b1, 0x5A, sizeof b1);
+                r.encode(x, n, b0);
+                f.encode(x, n, b1);
+                if (memcmp(b0, b1, nb)) bad_enc++;
+                r.decode(b0, n, y0);
+                f.decode(b0, n, y1);
+                if (memcmp(y0, y1, (size_t)n * sizeof(float))) bad_dec++;
+                /* the format's error bound, independent of either version */
+                for (int i = 0; i < n; i++) {
+                    const double xc = fmin(fmax(x[i], -65504.0), 65504.0); /* f16's clamp */
+                    double want = xc, bound;
+                    if (e == PT_KV_ELEM_F16) {
+                        bound = fabs(xc) / 2048 + 0x1p-25; /* half an ulp; subnormals' half ulp */
+                    } else if (e == PT_KV_ELEM_E5M2) {
+                        want = fmin(fmax(xc, -57344.0), 57344.0); /* saturated */
+                        bound = fabs(want) * (0.125 + 1.0 / 2048) * 1.001 + 0x1p-17;
+                    } else { /* int8: half a step of the block's scale, plus the f16 rounding of the scale */
+                        const int b0i = e == PT_KV_ELEM_Q8 ? i / 32 * 32 : 0;
+                        const int b1i = e == PT_KV_ELEM_Q8 ? (b0i + 32 < n ? b0i + 32 : n) : n;
+                        double bm = 0;
+                        for (int k2 = b0i; k2 < b1i; k2++) bm = fmax(bm, fabs(x[k2]));
+                        const float d = (float)(bm / 127.0);
+                        const double ds = pt_kv_f16_to_f32(pt_kv_f32_to_f16(d));
+                        want = x[i];
+                        bound = d * 0.501 + 127.0 * fabs(ds - d) + 1e-30;
+                    }
+                    if (!(fabs((double)y0[i] - want) <= bound) || !isfinite(y0[i])) bad_err++;
+                }
+            }
+        CHECK(bad_enc == 0, "%s: %d encodings differ from the reference", elem_name[e], bad_enc);
+        CHECK(bad_dec == 0, "%s: %d decodings differ from the reference", elem_name[e], bad_dec);
+        CHECK(bad_err == 0, "%s: %d values outside the format's error bound", elem_name[e], bad_err);
+    }
+#ifdef __FLT16_MAX__
+    int bad = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint32_t u = (uint32_t)(rng >> 32);
+        frand();
+        float f;
+        memcpy(&f, &u, 4);
+        if (!isfinite(f) || fabsf(f) > 65504.0f) continue;
+        const _Float16 h = (_Float16)f;
+        uint16_t hb;
+        memcpy(&hb, &h, 2);
+        if (pt_kv_f32_to_f16(f) != hb || pt_kv_f16_to_f32(hb) != (float)h) bad++;
+    }
+    CHECK(bad == 0, "f16 reference: %d of 200000 random floats differ from _Float16", bad);
+#endif
+}
+
+/* ---- 2, 3: attention over pages and the serialized form ---------------- */
+
+static void test_attend(const pt_cpu *cpu) {
+    const int L = 3, Hkv = 2, D = 40, n_ctx = 700, group = 3;
+    for (int type = PT_KV_F32; type <= PT_KV_Q8F8; type++) {
+        pt_kv_cache kv;
+        pt_error err = {0};
+        const pt_kv_opts o = {type, cpu, 0, NULL};
+        CHECK(pt_kv_init(&kv, L, n_ctx, Hkv, D, &o, &err) == PT_OK, "init: %s", err.msg);
+        float *k = malloc(sizeof(float) * n_ctx * Hkv * D), *v = malloc(sizeof(float) * n_ctx * Hkv * D);
+        for (int i = 0; i < n_ctx * Hkv * D; i++) {
+            k[i] = frand() * 2.0f;
+            v[i] = frand();
+        }
+        CHECK(pt_kv_begin_layer(&kv, 1, 0, n_ctx, &err) == PT_OK, "begin: %s", err.msg);
+        for (int p = 0; p < n_ctx; p++) pt_kv_store(&kv, 1, p, k + (size_t)p * Hkv * D, v + (size_t)p * Hkv * D);
+        /* flat buffers of what the cache holds (decoded by the reference) */
+        const pt_kv_codec kc = pt_kv_codec_ref(kv.kelem), vc = pt_kv_codec_ref(kv.velem);
+        const int nblk = (n_ctx + PT_ATTN_BK - 1) / PT_ATTN_BK;
+        float *kt = calloc((size_t)nblk * PT_ATTN_BK * D, sizeof(float)), *vf = malloc(sizeof(float) * n_ctx * D);
+        uint8_t row[512];
+        float dec[64];
+        const size_t scr_n = pt_kv_attend_scratch_floats(&kv, 64 * group);
+        float *scr = malloc(scr_n * sizeof(float)), *scr2 = malloc(scr_n * sizeof(float));
+        int diff = 0, cases = 0;
+        for (int h = 0; h < Hkv; h++) {
+            for (int p = 0; p < n_ctx; p++) {
+                kc.encode(k + ((size_t)p * Hkv + h) * D, D, row);
+                kc.decode(row, D, dec);
+                pt_attn_store_key(kt, (int64_t)PT_ATTN_BK * D, p, dec, D);
+                vc.encode(v + ((size_t)p * Hkv + h) * D, D, row);
+                vc.decode(row, D, vf + (size_t)p * D);
+            }
+            static const int p0s[] = {0, 5, 250, 255, 256, 300, 511, 600};
+            static const int nts[] = {1, 7, 16, 64};
+            static const int windows[] = {0, 20, 300};
+            for (size_t a = 0; a < sizeof p0s / sizeof *p0s; a++)
+                for (size_t b = 0; b < sizeof nts / sizeof *nts; b++)
+                    for (size_t w = 0; w < sizeof windows / sizeof *windows; w++) {
+                        const int p0 = p0s[a], nt = nts[b];
+                        if (p0 + nt > n_ctx) continue;
+                        float q[64 * 3 * 40], o1[64 * 3 * 40], o2[64 * 3 * 40];
+                        for (int i = 0; i < nt * group * D; i++) q[i] = frand();
+                        pt_kv_attend(&kv, 1, h, o1, group * D, q, group * D, nt, group, p0, windows[w], 0.15f, scr);
+                        pt_attn_causal_window(cpu, o2, group * D, q, group * D, nt, group, kt,
+                                              (int64_t)PT_ATTN_BK * D, vf, D, p0, windows[w], D, 0.15f, scr2);
+                        cases++;
+                        if (memcmp(o1, o2, sizeof(float) * nt * group * D)) diff++;
+                    }
+        }
+        CHECK(diff == 0, "%s: %d of %d attention cases differ from the flat kernel", pt_kv_type_name(type), diff,
+              cases);
+
+        /* 3: export, import under a tiny budget (spilled), export again */
+        const int n_pos = 613;
+        const size_t lb = pt_kv_layer_bytes(&kv, n_pos);
+        CHECK(lb == (size_t)n_pos * pt_kv_bytes_per_token(&kv) / L, "%s: layer bytes %zu", pt_kv_type_name(type), lb);
+        uint8_t *s1 = malloc(lb), *s2 = malloc(lb);
+        CHECK(pt_kv_export_layer(&kv, 1, n_pos, s1, &err) == PT_OK, "export: %s", err.msg);
+        pt_kv_cache kv2;
+        const pt_kv_opts o2 = {type, cpu, 4096, P_tmpdir};
+        CHECK(pt_kv_init(&kv2, L, n_ctx, Hkv, D, &o2, &err) == PT_OK, "init with budget: %s", err.msg);
+        /* layer 1 then 0 and 2: layer 1 goes to disk and, not being the
+         * next layer after 2, is not read ahead again */
+        CHECK(pt_kv_import_layer(&kv2, 1, n_pos, s1, &err) == PT_OK, "import: %s", err.msg);
+        CHECK(pt_kv_import_layer(&kv2, 0, n_pos, s1, &err) == PT_OK, "import: %s", err.msg);
+        CHECK(pt_kv_import_layer(&kv2, 2, n_pos, s1, &err) == PT_OK, "import: %s", err.msg);
+        pt_kv_stats st;
+        pt_kv_get_stats(&kv2, &st);
+        CHECK(st.disk_bytes > 0, "%s: nothing spilled by the import under a 4 KiB budget", pt_kv_type_name(type));
+        memset(s2, 0, lb);
+        CHECK(pt_kv_export_layer(&kv2, 1, n_pos, s2, &err) == PT_OK, "export spilled: %s", err.msg);
+        CHECK(!memcmp(s1, s2, lb), "%s: export after import (spilled) differs", pt_kv_type_name(type));
+        /* and the attention over the imported cache is the original's */
+        CHECK(pt_kv_begin_layer(&kv2, 1, n_pos, 0, &err) == PT_OK, "begin: %s", err.msg);
+        float q[8 * 3 * 40], o1[8 * 3 * 40], o2b[8 * 3 * 40];
+        for (int i = 0; i < 8 * group * D; i++) q[i] = frand();
+        pt_kv_attend(&kv, 1, 1, o1, group * D, q, group * D, 8, group, n_pos - 8, 0, 0.15f, scr);
+        pt_kv_attend(&kv2, 1, 1, o2b, group * D, q, group * D, 8, group, n_pos - 8, 0, 0.15f, scr2);
+        CHECK(!memcmp(o1, o2b, sizeof o1), "%s: attention over the imported cache differs", pt_kv_type_name(type));
+        CHECK(pt_kv_type_of(&kv2) == type, "type_of");
+        pt_kv_release(&kv2);
+        free(s1);
+        free(s2);
+        free(scr);
+        free(scr2);
+        free(kt);
+        free(vf);
+        free(k);
+        free(v);
+        pt_kv_release(&kv);
+    }
+}
+
+/* ---- 4, 5: SmolLM2 ------------------------------------------------------ */
+
+#define N_GEN 8
+
+typedef struct run_out {
+    float *logits; /* [N_GEN + 1][V]: after the prompt, after each generated token */
+    bool ok;
+} run_out;
+
+/* Greedy decode of prompt, recording the logits; with a budget checks the
+ * RAM held after every step. */
+static run_out greedy(pt_model *m, const pt_token *prompt, int n, int type, int ram_mb, const char *dir, int V,
+                      uint64_t layer_bytes, pt_kv_stats *final) {
+    run_out r = {calloc((size_t)(N_GEN + 1) * V, sizeof(float)), false};
+    pt_context_params cp = pt_context_default_params();
+    cp.n_ctx = 640;
+    cp.n_threads = 2;
+    cp.n_batch = 128;
+    cp.kv_type = (pt_kv_type)type;
+    cp.kv_ram_mb = ram_mb;
+    cp.kv_spill_dir = dir;
+    pt_context *c = NULL;
+    pt_error err = {0};
+    if (pt_context_new(m, &cp, &c, &err) != PT_OK) {
+        CHECK(0, "context: %s", err.msg);
+        return r;
+    }
+    pt_status st = pt_decode(c, prompt, n, NULL, &err);
+    int over = 0;
+    for (int g = 0; st == PT_OK && g <= N_GEN; g++) {
+        const float *lg = pt_context_logits(c);
+        memcpy(r.logits + (size_t)g * V, lg, (size_t)V * sizeof(float));
+        pt_kv_stats ks;
+        pt_context_kv_stats(c, &ks);
+        const uint64_t cap = (ks.budget_bytes > layer_bytes ? ks.budget_bytes : layer_bytes) + layer_bytes;
+        if (ram_mb && ks.ram_bytes > cap) over++;
+        if (g == N_GEN) break;
+        pt_token best = 0;
+        for (int i = 1; i < V; i++)
+            if (lg[i] > lg[best]) best = i;
+        st = pt_decode(c, &best, 1, NULL, &err);
+    }
+    CHECK(st == PT_OK, "decode: %s", err.msg);
+    CHECK(over == 0, "type %d: RAM above max(budget, a layer) + a layer after %d steps", type, over);
+    pt_context_kv_stats(c, final);
+    r.ok = st == PT_OK;
+    pt_context_free(c);
+    return r;
+}
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = malloc(1 << 16);
+    *len = fread(buf, 1, (1 << 16) - 1, f);
+    buf[*len] = 0;
+    fclose(f);
+    return buf;
+}
+
+static void test_model(void) {
+    pt_model *m = NULL;
+    pt_error err = {0};
+    if (pt_model_load(test_smollm2_path(), NULL, &m, &err) != PT_OK) {
+        CHECK(0, "load %s: %s", test_smollm2_path(), err.msg);
+        return;
+    }
+    pt_model_info in;
+    pt_model_get_info(m, &in);
+    const int V = in.n_vocab;
+    size_t len = 0;
+    char *text = read_file(test_data("perplexity_text.txt"), &len);
+    CHECK(text != NULL, "cannot read perplexity_text.txt");
+    if (!text) {
+        pt_model_free(m);
+        return;
+    }
+    pt_token *all = malloc(sizeof(pt_token) * 8192);
+    const int n_all = pt_tokenize(m, text, len, true, false, all, 8192);
+    CHECK(n_all > 1200, "text gave %d tokens", n_all);
+    struct { int off, n; } prompts[] = {{0, 280}, {1000, 530}};
+    float *ref_q8f8 = NULL; /* q8f8, prompt 0, no budget: for the full-disk case */
+    const bool sanitized = getenv("PETREL_SANITIZED") && !strcmp(getenv("PETREL_SANITIZED"), "1");
+    for (int type = PT_KV_F32; type <= PT_KV_Q8F8; type++)
+        for (int pi = 0; pi < 2; pi++) {
+            if (pi == 1 && (sanitized || type == PT_KV_F16 || type == PT_KV_Q8)) continue;
+            if (sanitized && type != PT_KV_Q8F8) continue; /* under ASan (50x slower): q8f8, one prompt */
+            /* a layer's pages at the longest context this run reaches */
+            pt_kv_cache probe;
+            const pt_kv_opts po = {type, NULL, 0, NULL};
+            pt_kv_init(&probe, in.n_layer, 640, in.n_head_kv, in.head_dim, &po, &err);
+            const uint64_t layer_bytes =
+                (uint64_t)((prompts[pi].n + N_GEN + PT_KV_PAGE - 1) / PT_KV_PAGE) * probe.page_bytes;
+            pt_kv_release(&probe);
+            pt_kv_stats s0, s1;
+            run_out a = greedy(m, all + prompts[pi].off, prompts[pi].n, type, 0, NULL, V, layer_bytes, &s0);
+            run_out b = greedy(m, all + prompts[pi].off, prompts[pi].n, type, 1, P_tmpdir, V, layer_bytes, &s1);
+            CHECK(a.ok && b.ok && !memcmp(a.logits, b.logits, sizeof(float) * (N_GEN + 1) * V),
+                  "%s, prompt %d: logits with a 1 MiB budget differ from no budget", pt_kv_type_name(type), pi);
+            CHECK(s0.disk_bytes == 0 && s0.budget_bytes == 0, "no budget: %llu bytes on disk",
+                  (unsigned long long)s0.disk_bytes);
+            CHECK(s1.disk_bytes > 0 && s1.read_hits + s1.read_stalls > 0 && s1.budget_bytes == 1u << 20,
+                  "%s: 1 MiB budget: disk %llu, hits %llu, stalls %llu", pt_kv_type_name(type),
+                  (unsigned long long)s1.disk_bytes, (unsigned long long)s1.read_hits,
+                  (unsigned long long)s1.read_stalls);
+            const int D = in.head_dim;
+            const uint32_t per_head[] = {8u * D, 4u * D, 2u * D + 4u * ((D + 31) / 32), 2u * D + 2u};
+            CHECK(s1.bytes_per_token == (uint32_t)in.n_layer * in.n_head_kv * per_head[type],
+                  "%s: %u bytes per token, petrel.h says %u per token and head", pt_kv_type_name(type),
+                  s1.bytes_per_token, per_head[type]);
+            printf("%s prompt %d: bytes/token %u, ram %llu disk %llu read ahead %llu hits %llu stalls %llu\n",
+                   pt_kv_type_name(type), pi, s1.bytes_per_token, (unsigned long long)s1.ram_bytes,
+                   (unsigned long long)s1.disk_bytes, (unsigned long long)s1.pages_read_ahead,
+                   (unsigned long long)s1.read_hits, (unsigned long long)s1.read_stalls);
+            if (type == PT_KV_Q8F8 && pi == 0) ref_q8f8 = a.logits;
+            else free(a.logits);
+            free(b.logits);
+        }
+
+    /* 5. an unusable directory: a path under a regular file */
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/petrel-kv-test-%d", P_tmpdir, (int)getpid());
+    FILE *f = fopen(dir, "w");
+    CHECK(f != NULL, "cannot make %s", dir);
+    if (f) fclose(f);
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/spill", dir);
+    pt_context_params cp = pt_context_default_params();
+    cp.n_ctx = 640;
+    cp.n_threads = 2;
+    cp.kv_ram_mb = 1;
+    cp.kv_spill_dir = sub;
+    pt_context *c = NULL;
+    pt_status st = pt_context_new(m, &cp, &c, &err);
+    CHECK(st == PT_ERR_IO && c == NULL && strstr(err.msg, sub) && !strchr(err.msg, '\n'),
+          "unusable spill dir: status %d, '%s'", (int)st, err.msg);
+    unlink(dir);
+
+    /* 5. a failed write: the file size limit stands in for a full disk */
+    cp.kv_spill_dir = P_tmpdir;
+    cp.n_batch = 128;
+    cp.kv_type = PT_KV_Q8F8;
+    st = pt_context_new(m, &cp, &c, &err);
+    CHECK(st == PT_OK, "context: %s", err.msg);
+    if (st == PT_OK) {
+        struct rlimit old, lim;
+        getrlimit(RLIMIT_FSIZE, &old);
+        lim = old;
+        lim.rlim_cur = 2u << 20; /* 2 MiB of spill file: page slots past it fail */
+        signal(SIGXFSZ, SIG_IGN);
+        setrlimit(RLIMIT_FSIZE, &lim);
+        st = pt_decode(c, all, 280, NULL, &err);
+        setrlimit(RLIMIT_FSIZE, &old);
+        CHECK(st == PT_ERR_IO && strstr(err.msg, "spill") && !strchr(err.msg, '\n'),
+              "full spill file: status %d, '%s'", (int)st, err.msg);
+        CHECK(pt_context_n_past(c) == 0, "n_past %d after a failed decode", pt_context_n_past(c));
+        printf("full disk: %s\n", err.msg);
+        st = pt_decode(c, all, 280, NULL, &err);
+        CHECK(st == PT_OK, "decode after the failure: %s", err.msg);
+        CHECK(st == PT_OK && ref_q8f8 && !memcmp(pt_context_logits(c), ref_q8f8, sizeof(float) * V),
+              "logits after a failed spill differ from a run without a budget");
+        pt_context_free(c);
+    }
+    free(ref_q8f8);
+    free(all);
+    free(text);
+    pt_model_free(m);
+}
+
+int main(void) {
+    pt_cpu cpu;
+    pt_cpu_detect(&cpu);
+    test_codecs(&cpu);
+    test_attend(&cpu);
+    pt_cpu ref; /* the plain kernel build and the reference codecs */
+    if (cpu.variant != PT_CPU_REF && pt_cpu_with_variant(&cpu, PT_CPU_REF, &ref)) test_attend(&ref);
+    test_model();
+    return check_done("test_kv_cache");
+}
