@@ -90,5 +90,21 @@ printf '/load kvchat\n' | "$BIN" chat --plain -m "$MODEL" -t 2 >"$TMP/out" 2>"$T
 grep -q '^loaded ' "$TMP/out" && grep -q '^petrel: note: the KV cache beside the chat was not restored (truncated' "$TMP/err" \
     && ok || bad "/load with a corrupt .kv: $(cat "$TMP/out" "$TMP/err")"
 
+# quantized KV types: a session saved and restored gives the text of a run
+# without one (the cache is stored in its own type); a context of another
+# type is one line and leaves the file as it was
+P2="The history of the lighthouse"
+for t in q8f8 f16; do
+    plain=$("${RUN[@]}" --kv-type $t -p "$P2" 2>/dev/null) && ok || bad "--kv-type $t run"
+    "${RUN[@]}" --kv-type $t -p "$P2" --session "$TMP/s.$t" >/dev/null 2>&1 && ok || bad "--kv-type $t: saving"
+    again=$("${RUN[@]}" --kv-type $t -p "$P2" --session "$TMP/s.$t" 2>"$TMP/err") && ok || bad "--kv-type $t: restoring: $(cat "$TMP/err")"
+    [ "$again" = "$plain" ] && ok || bad "--kv-type $t: restored text differs: '$again' vs '$plain'"
+    cp "$TMP/s.$t" "$TMP/s.before"
+    expect_exit 1 "$t session in an f32 context" -- "${RUN[@]}" -p "$P2" --session "$TMP/s.$t"
+    one_line_error "$t session in an f32 context"
+    grep -q "holds a $t KV cache" "$TMP/err" && ok || bad "type mismatch message: $(cat "$TMP/err")"
+    cmp -s "$TMP/s.$t" "$TMP/s.before" && ok || bad "a refused session file was changed"
+done
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
