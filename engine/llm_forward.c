@@ -52,6 +52,7 @@
 #include "llm_internal.h"
 
 #include "attention.h"
+#include "llm_graph.h"
 #include "kv_cache.h"
 #include "matmul.h"
 #include "ops.h"
@@ -95,6 +96,8 @@ struct pt_llm_state {
     uint8_t *mm_scratch;     /* [n_threads][mm_scratch_n]: the packed products' (qmatmul.h) */
     size_t mm_scratch_n;     /* bytes per thread (0: the kernels need none) */
     const pt_lora_run *lora; /* active LoRA adapters (the context's), or NULL */
+    pt_graph_state *graph;   /* a model placed on a device runs here (llm_graph.h);
+                                then nothing above but n_ctx, n_batch, n_past is set */
 };
 
 /* ---- state -------------------------------------------------------------- */
@@ -114,6 +117,15 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
     s->n_ctx = n_ctx;
     s->n_batch = n_batch;
     s->cpu = &m->cpu;
+    if (m->graph) {
+        pt_status st = pt_graph_state_new(m, n_ctx, n_batch, &s->graph, err);
+        if (st != PT_OK) {
+            free(s);
+            return st;
+        }
+        *out = s;
+        return PT_OK;
+    }
 
     pt_status st = pt_kv_init(&s->kv, hp->n_layer, n_ctx, hp->n_head_kv, hp->head_dim, err);
     if (st == PT_OK && !pool) {
@@ -167,6 +179,11 @@ pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_thread
 
 void pt_llm_state_free(pt_llm_state *s) {
     if (!s) return;
+    if (s->graph) {
+        pt_graph_state_free(s->graph);
+        free(s);
+        return;
+    }
     if (s->owns_tp) pt_threadpool_free(s->tp);
     pt_kv_release(&s->kv);
     free(s->inv_freq);
@@ -190,7 +207,9 @@ void pt_llm_state_free(pt_llm_state *s) {
 void pt_llm_state_reset(pt_llm_state *s) { s->n_past = 0; }
 void pt_llm_state_truncate(pt_llm_state *s, int n_keep) { s->n_past = n_keep; }
 int pt_llm_state_n_past(const pt_llm_state *s) { return s->n_past; }
-uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
+uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) {
+    return s->graph ? pt_graph_kv_bytes(s->graph) : pt_kv_bytes(&s->kv);
+}
 void pt_llm_state_set_lora(pt_llm_state *s, const pt_lora_run *lora) { s->lora = lora; }
 
 /* ---- running steps on the pool ----------------------------------------- */
@@ -489,6 +508,17 @@ pt_status pt_llm_forward(const pt_llm *m, pt_llm_state *s, const pt_token *token
         return pt_fail(err, PT_ERR_CONTEXT_FULL,
                        "context full: %d tokens after %d of %d positions would not fit", n, s->n_past,
                        s->n_ctx);
+    if (s->graph) {
+        for (int i0 = 0; i0 < n; i0 += s->n_batch) {
+            const int nc = n - i0 < s->n_batch ? n - i0 : s->n_batch;
+            pt_status st = pt_graph_forward(m, s->graph, tokens + i0, nc, s->n_past,
+                                            all_logits ? all_logits + (size_t)i0 * m->hp.n_vocab : NULL,
+                                            i0 + nc == n ? last_logits : NULL, err);
+            if (st != PT_OK) return st; /* a device failure: positions past n_past are stale */
+            s->n_past += nc;
+        }
+        return PT_OK;
+    }
     pt_threadpool_acquire(s->tp); /* other users of a shared pool wait for this call */
     for (int i0 = 0; i0 < n; i0 += s->n_batch) {
         const int nc = n - i0 < s->n_batch ? n - i0 : s->n_batch;

@@ -1,0 +1,122 @@
+/*
+ * matmul.cl — y[t][r] = sum_c W[r][c] x[t][c] for a weight matrix W of
+ * `rows` rows (row r at w + r * row_bytes, GGML's layout: quant_blocks.h)
+ * and n input rows x ([n][cols] float32) into y ([n][rows] float32).
+ *
+ * Work split: a work-group of MM_WG work-items computes MM_NR rows for
+ * MM_NT tokens (grid: ceil(rows / MM_NR) x ceil(n / MM_NT) groups). Each
+ * block of 32 values is read by QPART work-items, each taking 32 / QPART
+ * of its code bytes (neighbouring items read neighbouring bytes); a
+ * dequantized value is used for all the group's tokens, so a weight is
+ * read once per MM_NT tokens. The partial sums of the MM_WG items meet
+ * in local memory, one item summing each (row, token) output.
+ */
+#define QPART 4                 /* work-items per 32-value block */
+#define QJ (16 / QPART)         /* code-byte pairs (j, j + 16) per work-item */
+
+/* The fp16 scale at byte offset 0 of a block (2-byte aligned: every block
+ * size is even and rows start at even offsets). */
+inline float blk_half(global const uchar *p, int off) {
+    return vload_half(0, (global const half *)(p + off));
+}
+
+/* Sum the MM_WG partials of each (row, token) and store y. */
+#define MM_REDUCE(NT)                                                                           \
+    for (int rr = 0; rr < MM_NR; rr++)                                                          \
+        for (int t = 0; t < NT; t++) red[(rr * NT + t) * MM_WG + lid] = acc[rr][t];             \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+    for (int o = lid; o < MM_NR * NT; o += MM_WG) {                                             \
+        const int rr = o / NT, t = o % NT;                                                      \
+        if (r0 + rr >= rows || t0 + t >= n) continue;                                           \
+        float s = 0.0f;                                                                         \
+        for (int i = 0; i < MM_WG; i++) s += red[o * MM_WG + i];                                \
+        y[(long)(t0 + t) * rows + r0 + rr] = s;                                                 \
+    }
+
+/* One kernel per legacy quantized type and token tile NT (1 for decode,
+ * MM_NT for prefill). HEAD reads the block's scale(s) into d, m; CODES
+ * sets c0, c1 to the codes of values j and j + 16 (j < 16); VAL(c) is the
+ * value of code c. The loops run to their compile-time bounds (guarded)
+ * so that acc stays in registers. */
+#define MM_QUANT(NAME, NT, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL)                              \
+    kernel void NAME(global const uchar *w, ulong row_bytes, int rows, int cols,                \
+                     global const float *x, int n, global float *y) {                           \
+        local float red[MM_NR * NT * MM_WG];                                                    \
+        const int lid = get_local_id(0);                                                        \
+        const int r0 = get_group_id(0) * MM_NR, t0 = get_group_id(1) * NT;                     \
+        const int nt = min(NT, n - t0), nr = min(MM_NR, rows - r0);                             \
+        const int nb = cols / 32, part = lid % QPART;                                           \
+        float acc[MM_NR][NT];                                                                   \
+        for (int rr = 0; rr < MM_NR; rr++)                                                      \
+            for (int t = 0; t < NT; t++) acc[rr][t] = 0.0f;                                     \
+        for (int b = lid / QPART; b < nb; b += MM_WG / QPART) {                                 \
+            global const float *xb = x + (long)t0 * cols + b * 32 + part * QJ;                  \
+            for (int rr = 0; rr < MM_NR; rr++) {                                                \
+                if (rr >= nr) break;                                                            \
+                global const uchar *blk = w + (long)(r0 + rr) * row_bytes + (long)b * BLOCK_BYTES; \
+                float d, m;                                                                     \
+                HEAD;                                                                           \
+                global const uchar *qs = blk + QS_OFF;                                          \
+                for (int jj = 0; jj < QJ; jj++) {                                               \
+                    const int j = part * QJ + jj;                                               \
+                    int c0, c1;                                                                 \
+                    CODES;                                                                      \
+                    const float v0 = VAL(c0), v1 = VAL(c1);                                     \
+                    for (int t = 0; t < NT; t++) {                                              \
+                        if (t < nt) {                                                           \
+                            global const float *xt = xb + (long)t * cols + jj;                  \
+                            acc[rr][t] += v0 * xt[0] + v1 * xt[16];                             \
+                        }                                                                       \
+                    }                                                                           \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+        MM_REDUCE(NT)                                                                           \
+    }
+
+#define Q4_CODES c0 = qs[j] & 15; c1 = qs[j] >> 4
+#define Q4_0_VAL(c) ((float)((c) - 8) * d)
+#define Q4_1_VAL(c) ((float)(c) * d + m)
+#define Q8_0_VAL(c) ((float)(c) * d)
+#define Q8_CODES c0 = (int)(char)qs[j]; c1 = (int)(char)qs[j + 16]
+#define HEAD_D d = blk_half(blk, 0); m = 0.0f
+#define HEAD_DM d = blk_half(blk, 0); m = blk_half(blk, 2)
+/* Q4_0: d fp16, 16 bytes of nibbles: value j low nibble of qs[j], value j + 16 high */
+MM_QUANT(mm_q4_0_1, 1, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
+MM_QUANT(mm_q4_0_n, MM_NT, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
+/* Q4_1: d, m fp16, then the nibbles as Q4_0; value = d * q + m */
+MM_QUANT(mm_q4_1_1, 1, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
+MM_QUANT(mm_q4_1_n, MM_NT, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
+/* Q8_0: d fp16, 32 signed bytes */
+MM_QUANT(mm_q8_0_1, 1, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
+MM_QUANT(mm_q8_0_n, MM_NT, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
+
+/* Float matrices (any cols): the work-items stride over the columns. */
+#define MM_FLOAT(NAME, NT, LOAD)                                                                \
+    kernel void NAME(global const uchar *w, ulong row_bytes, int rows, int cols,                \
+                     global const float *x, int n, global float *y) {                           \
+        local float red[MM_NR * NT * MM_WG];                                                    \
+        const int lid = get_local_id(0);                                                        \
+        const int r0 = get_group_id(0) * MM_NR, t0 = get_group_id(1) * NT;                     \
+        const int nt = min(NT, n - t0), nr = min(MM_NR, rows - r0);                             \
+        float acc[MM_NR][NT];                                                                   \
+        for (int rr = 0; rr < MM_NR; rr++)                                                      \
+            for (int t = 0; t < NT; t++) acc[rr][t] = 0.0f;                                     \
+        for (int c = lid; c < cols; c += MM_WG) {                                               \
+            for (int rr = 0; rr < MM_NR; rr++) {                                                \
+                if (rr >= nr) break;                                                            \
+                global const uchar *row = w + (long)(r0 + rr) * row_bytes;                      \
+                const float v = LOAD;                                                           \
+                for (int t = 0; t < NT; t++)                                                    \
+                    if (t < nt) acc[rr][t] += v * x[(long)(t0 + t) * cols + c];                 \
+            }                                                                                   \
+        }                                                                                       \
+        MM_REDUCE(NT)                                                                           \
+    }
+
+#define F32_LOAD ((global const float *)row)[c]
+#define F16_LOAD vload_half(c, (global const half *)row)
+MM_FLOAT(mm_f32_1, 1, F32_LOAD)
+MM_FLOAT(mm_f32_n, MM_NT, F32_LOAD)
+MM_FLOAT(mm_f16_1, 1, F16_LOAD)
+MM_FLOAT(mm_f16_n, MM_NT, F16_LOAD)
