@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "device_opt.h"
 #include "petrel.h"
 
 /* LoRA adapters asked for with --lora PATH[:SCALE] (repeatable). */
@@ -32,6 +33,7 @@ typedef struct run_options {
     pt_sampler_params sampling;
     pt_context_params context;
     run_loras loras;              /* --lora */
+    app_device device;            /* --device */
 } run_options;
 
 void run_options_init(run_options *o);
