@@ -219,11 +219,12 @@ int main(void) {
     CHECK(pt_device_cpu_open(&cpu, &err) == PT_OK, "cpu device: %s", err.msg);
     printf("device: %s\n", ocl->name);
 
-    const uint32_t types[] = {PT_TYPE_F32, PT_TYPE_F16, PT_TYPE_Q4_0, PT_TYPE_Q4_1, PT_TYPE_Q8_0};
+    const uint32_t types[] = {PT_TYPE_F32,  PT_TYPE_F16,  PT_TYPE_BF16, PT_TYPE_Q4_0,
+                              PT_TYPE_Q4_1, PT_TYPE_Q5_0, PT_TYPE_Q5_1, PT_TYPE_Q8_0};
     int n_mm = 0;
     for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++) {
         const uint32_t t = types[ti];
-        const bool fl = t == PT_TYPE_F32 || t == PT_TYPE_F16;
+        const bool fl = t == PT_TYPE_F32 || t == PT_TYPE_F16 || t == PT_TYPE_BF16;
         CHECK(ocl->ops->has_type(t), "OpenCL has %s", pt_type_name(t));
         /* fixed edge shapes: one row, one block, a partial row group,
          * a partial token tile, many blocks */
