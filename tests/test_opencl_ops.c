@@ -15,6 +15,7 @@
 #include "opencl_test.h"
 
 #include "backend.h"
+#include "ocl.h"
 #include "ops.h"
 #include "quant.h"
 
@@ -213,21 +214,17 @@ static void test_copy(void) {
     free(src);
 }
 
-int main(void) {
-    ocl = ocl_test_open("opencl_ops");
-    pt_error err = {0};
-    CHECK(pt_device_cpu_open(&cpu, &err) == PT_OK, "cpu device: %s", err.msg);
-    printf("device: %s\n", ocl->name);
-
+/* Every type on fixed edge shapes (one row, one block, a partial row
+ * group, a partial token tile, many blocks) and random ones. */
+static void test_matmuls(void) {
     const uint32_t types[] = {PT_TYPE_F32,  PT_TYPE_F16,  PT_TYPE_BF16, PT_TYPE_Q4_0,
                               PT_TYPE_Q4_1, PT_TYPE_Q5_0, PT_TYPE_Q5_1, PT_TYPE_Q8_0};
     int n_mm = 0;
+    worst_mm = 0;
     for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++) {
         const uint32_t t = types[ti];
         const bool fl = t == PT_TYPE_F32 || t == PT_TYPE_F16 || t == PT_TYPE_BF16;
         CHECK(ocl->ops->has_type(t), "OpenCL has %s", pt_type_name(t));
-        /* fixed edge shapes: one row, one block, a partial row group,
-         * a partial token tile, many blocks */
         const int shapes[][3] = {{1, 32, 1}, {3, 32, 2}, {5, 64, 8}, {7, 96, 9}, {130, 256, 1}, {66, 544, 17}};
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++, n_mm++)
             test_matmul(t, shapes[s][0], shapes[s][1], shapes[s][2]);
@@ -238,6 +235,23 @@ int main(void) {
     }
     CHECK(!ocl->ops->has_type(PT_TYPE_Q4_K), "no Q4_K kernel yet: the layer falls back to the CPU");
     printf("matmul: %d shapes, worst relative difference %.2g\n", n_mm, worst_mm);
+}
+
+int main(void) {
+    ocl = ocl_test_open("opencl_ops");
+    pt_error err = {0};
+    CHECK(pt_device_cpu_open(&cpu, &err) == PT_OK, "cpu device: %s", err.msg);
+    printf("device: %s\n", ocl->name);
+
+    /* the products twice: the kernels this device picks (on PoCL the row
+     * kernels), then the work-group kernels GPUs run */
+    pt_ocl *o = ocl->impl;
+    for (int group = 0; group < 2; group++) {
+        pt_ocl_use_group_kernels(o, group == 1);
+        printf("matmul kernels: %s\n", group || !pt_ocl_info(o)->cpu ? "work-group" : "row");
+        test_matmuls();
+    }
+    pt_ocl_use_group_kernels(o, false);
 
     test_rmsnorm(1, 1, true, false);
     test_rmsnorm(5, 37, true, false);

@@ -55,6 +55,7 @@ inline float blk_half(global const uchar *p, int off) {
                 if (rr >= nr) break;                                                            \
                 global const uchar *blk = w + (long)(r0 + rr) * row_bytes + (long)b * BLOCK_BYTES; \
                 float d, m;                                                                     \
+                uint qh = 0;                                                                    \
                 HEAD;                                                                           \
                 global const uchar *qs = blk + QS_OFF;                                          \
                 for (int jj = 0; jj < QJ; jj++) {                                               \
@@ -74,6 +75,56 @@ inline float blk_half(global const uchar *p, int off) {
         MM_REDUCE(NT)                                                                           \
     }
 
+/* The same products for CPU devices (PoCL): one work-item per row and
+ * MM_NT tokens, no local memory or barriers (a CPU runs a work-group's
+ * items as a loop, and vectorizes it across items; the group kernels'
+ * private arrays kept across barriers cost it dearly). */
+#define MM_ROW(NAME, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL)                                     \
+    kernel void NAME(global const uchar *w, ulong row_bytes, int rows, int cols,                \
+                     global const float *x, int n, global float *y) {                           \
+        const int r = get_global_id(0), t0 = get_global_id(1) * MM_NT;                          \
+        if (r >= rows) return;                                                                  \
+        const int nt = min(MM_NT, n - t0), nb = cols / 32;                                      \
+        float acc[MM_NT];                                                                       \
+        for (int t = 0; t < MM_NT; t++) acc[t] = 0.0f;                                          \
+        global const uchar *wr = w + (long)r * row_bytes;                                       \
+        for (int b = 0; b < nb; b++) {                                                          \
+            global const uchar *blk = wr + (long)b * BLOCK_BYTES;                               \
+            float d, m;                                                                         \
+            uint qh = 0;                                                                        \
+            HEAD;                                                                               \
+            global const uchar *qs = blk + QS_OFF;                                              \
+            global const float *xb = x + (long)t0 * cols + b * 32;                              \
+            for (int j = 0; j < 16; j++) {                                                      \
+                int c0, c1;                                                                     \
+                CODES;                                                                          \
+                const float v0 = VAL(c0), v1 = VAL(c1);                                         \
+                for (int t = 0; t < MM_NT; t++)                                                 \
+                    if (t < nt) acc[t] += v0 * xb[(long)t * cols + j] + v1 * xb[(long)t * cols + j + 16]; \
+            }                                                                                   \
+        }                                                                                       \
+        for (int t = 0; t < MM_NT; t++)                                                         \
+            if (t < nt) y[(long)(t0 + t) * rows + r] = acc[t];                                  \
+    }
+
+#define MM_ROW_FLOAT(NAME, LOAD)                                                                \
+    kernel void NAME(global const uchar *w, ulong row_bytes, int rows, int cols,                \
+                     global const float *x, int n, global float *y) {                           \
+        const int r = get_global_id(0), t0 = get_global_id(1) * MM_NT;                          \
+        if (r >= rows) return;                                                                  \
+        const int nt = min(MM_NT, n - t0);                                                      \
+        float acc[MM_NT];                                                                       \
+        for (int t = 0; t < MM_NT; t++) acc[t] = 0.0f;                                          \
+        global const uchar *row = w + (long)r * row_bytes;                                      \
+        for (int c = 0; c < cols; c++) {                                                        \
+            const float v = LOAD;                                                               \
+            for (int t = 0; t < MM_NT; t++)                                                     \
+                if (t < nt) acc[t] += v * x[(long)(t0 + t) * cols + c];                         \
+        }                                                                                       \
+        for (int t = 0; t < MM_NT; t++)                                                         \
+            if (t < nt) y[(long)(t0 + t) * rows + r] = acc[t];                                  \
+    }
+
 #define Q4_CODES c0 = qs[j] & 15; c1 = qs[j] >> 4
 #define Q4_0_VAL(c) ((float)((c) - 8) * d)
 #define Q4_1_VAL(c) ((float)(c) * d + m)
@@ -84,12 +135,27 @@ inline float blk_half(global const uchar *p, int off) {
 /* Q4_0: d fp16, 16 bytes of nibbles: value j low nibble of qs[j], value j + 16 high */
 MM_QUANT(mm_q4_0_1, 1, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
 MM_QUANT(mm_q4_0_n, MM_NT, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
+MM_ROW(mm_q4_0_r, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
 /* Q4_1: d, m fp16, then the nibbles as Q4_0; value = d * q + m */
 MM_QUANT(mm_q4_1_1, 1, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 MM_QUANT(mm_q4_1_n, MM_NT, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
+MM_ROW(mm_q4_1_r, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
+/* Q5_0: d fp16, qh (bit i: the fifth bit of value i, little-endian), then
+ * the low nibbles as Q4_0; value = d * (q - 16). Q5_1: d, m, qh, nibbles;
+ * value = d * q + m. qh is read byte by byte (it is not 4-byte aligned). */
+#define QH_AT(o) qh = (uint)blk[o] | (uint)blk[o + 1] << 8 | (uint)blk[o + 2] << 16 | (uint)blk[o + 3] << 24
+#define Q5_CODES c0 = (qs[j] & 15) | (int)((qh >> j) & 1) << 4; c1 = (qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4
+#define Q5_0_VAL(c) ((float)((c) - 16) * d)
+MM_QUANT(mm_q5_0_1, 1, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
+MM_QUANT(mm_q5_0_n, MM_NT, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
+MM_ROW(mm_q5_0_r, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
+MM_QUANT(mm_q5_1_1, 1, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
+MM_QUANT(mm_q5_1_n, MM_NT, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
+MM_ROW(mm_q5_1_r, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
 /* Q8_0: d fp16, 32 signed bytes */
 MM_QUANT(mm_q8_0_1, 1, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
 MM_QUANT(mm_q8_0_n, MM_NT, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
+MM_ROW(mm_q8_0_r, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
 
 /* Float matrices (any cols): the work-items stride over the columns. */
 #define MM_FLOAT(NAME, NT, LOAD)                                                                \
@@ -118,5 +184,12 @@ MM_QUANT(mm_q8_0_n, MM_NT, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
 #define F16_LOAD vload_half(c, (global const half *)row)
 MM_FLOAT(mm_f32_1, 1, F32_LOAD)
 MM_FLOAT(mm_f32_n, MM_NT, F32_LOAD)
+MM_ROW_FLOAT(mm_f32_r, F32_LOAD)
 MM_FLOAT(mm_f16_1, 1, F16_LOAD)
 MM_FLOAT(mm_f16_n, MM_NT, F16_LOAD)
+MM_ROW_FLOAT(mm_f16_r, F16_LOAD)
+/* BF16: the upper half of a float32 */
+#define BF16_LOAD as_float((uint)((global const ushort *)row)[c] << 16)
+MM_FLOAT(mm_bf16_1, 1, BF16_LOAD)
+MM_FLOAT(mm_bf16_n, MM_NT, BF16_LOAD)
+MM_ROW_FLOAT(mm_bf16_r, BF16_LOAD)

@@ -30,12 +30,17 @@ extern const char pt_ocl_source[]; /* matmul.cl, ops.cl, attention.cl in one str
 #define ATT_MAX_D 256 /* ATT_WG * ATT_DPI of attention.cl */
 
 enum {
-    K_Q4_0_1, K_Q4_0_N, K_Q4_1_1, K_Q4_1_N, K_Q8_0_1, K_Q8_0_N, K_F32_1, K_F32_N, K_F16_1, K_F16_N,
+    /* per type: the group kernels for 1 and MM_NT tokens, then the row kernel (CPU devices) */
+    K_Q4_0_1, K_Q4_0_N, K_Q4_0_R, K_Q4_1_1, K_Q4_1_N, K_Q4_1_R, K_Q5_0_1, K_Q5_0_N, K_Q5_0_R,
+    K_Q5_1_1, K_Q5_1_N, K_Q5_1_R, K_Q8_0_1, K_Q8_0_N, K_Q8_0_R, K_F32_1, K_F32_N, K_F32_R,
+    K_F16_1, K_F16_N, K_F16_R, K_BF16_1, K_BF16_N, K_BF16_R,
     K_RMSNORM, K_ADD, K_ADD_BIAS, K_ROPE, K_ACT_MUL, K_SOFTMAX, K_ATTENTION, K_COUNT
 };
 static const char *const kernel_names[K_COUNT] = {
-    "mm_q4_0_1", "mm_q4_0_n", "mm_q4_1_1", "mm_q4_1_n", "mm_q8_0_1", "mm_q8_0_n", "mm_f32_1",
-    "mm_f32_n",  "mm_f16_1",  "mm_f16_n",  "rmsnorm",   "add",       "add_bias",  "rope",
+    "mm_q4_0_1", "mm_q4_0_n", "mm_q4_0_r", "mm_q4_1_1", "mm_q4_1_n", "mm_q4_1_r", "mm_q5_0_1",
+    "mm_q5_0_n", "mm_q5_0_r", "mm_q5_1_1", "mm_q5_1_n", "mm_q5_1_r", "mm_q8_0_1", "mm_q8_0_n",
+    "mm_q8_0_r", "mm_f32_1",  "mm_f32_n",  "mm_f32_r",  "mm_f16_1",  "mm_f16_n",  "mm_f16_r",
+    "mm_bf16_1", "mm_bf16_n", "mm_bf16_r", "rmsnorm",   "add",       "add_bias",  "rope",
     "act_mul",   "softmax",   "attention"};
 
 struct pt_ocl {
@@ -46,6 +51,7 @@ struct pt_ocl {
     cl_program program;
     cl_kernel k[K_COUNT];
     pt_ocl_device_info info;
+    bool cpu;          /* a CPU device (PoCL): the row kernels of matmul.cl */
     bool from_cache;
     char err[512];
 };
@@ -105,6 +111,9 @@ static void describe(cl_platform_id p, cl_device_id d, pt_ocl_device_info *out) 
     cl_uint cu = 0;
     if (clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL) == CL_SUCCESS)
         out->compute_units = (int)cu;
+    cl_device_type type = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS)
+        out->cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     cl_bool um = CL_FALSE;
     if (clGetDeviceInfo(d, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof um, &um, NULL) == CL_SUCCESS)
         out->unified_memory = um == CL_TRUE;
@@ -266,6 +275,7 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
     o->platform = plat[index];
     o->device = dev[index];
     describe(o->platform, o->device, &o->info);
+    o->cpu = o->info.cpu;
     cl_int st;
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)o->platform, 0};
     o->ctx = clCreateContext(props, 1, &o->device, NULL, NULL, &st);
@@ -298,6 +308,7 @@ void pt_ocl_close(pt_ocl *o) {
 const char *pt_ocl_error(const pt_ocl *o) { return o->err; }
 const pt_ocl_device_info *pt_ocl_info(const pt_ocl *o) { return &o->info; }
 bool pt_ocl_from_cache(const pt_ocl *o) { return o->from_cache; }
+void pt_ocl_use_group_kernels(pt_ocl *o, bool group) { o->cpu = !group && o->info.cpu; }
 
 /* ---- buffers ------------------------------------------------------------ */
 
@@ -377,8 +388,9 @@ static int launch(pt_ocl *o, int k, int dims, const size_t *global, const size_t
 static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
 bool pt_ocl_has_type(uint32_t type) {
-    return type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q8_0 ||
-           type == PT_TYPE_F32 || type == PT_TYPE_F16;
+    return type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q5_0 ||
+           type == PT_TYPE_Q5_1 || type == PT_TYPE_Q8_0 || type == PT_TYPE_F32 ||
+           type == PT_TYPE_F16 || type == PT_TYPE_BF16;
 }
 
 int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t cols,
@@ -387,7 +399,10 @@ int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t
     switch (type) {
     case PT_TYPE_Q4_0: k = K_Q4_0_1; break;
     case PT_TYPE_Q4_1: k = K_Q4_1_1; break;
+    case PT_TYPE_Q5_0: k = K_Q5_0_1; break;
+    case PT_TYPE_Q5_1: k = K_Q5_1_1; break;
     case PT_TYPE_Q8_0: k = K_Q8_0_1; break;
+    case PT_TYPE_BF16: k = K_BF16_1; break;
     case PT_TYPE_F32: k = K_F32_1; break;
     case PT_TYPE_F16: k = K_F16_1; break;
     default:
@@ -395,11 +410,16 @@ int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t
         return -1;
     }
     if (n <= 0 || rows <= 0) return 0;
-    const int nt = n == 1 ? 1 : MM_NT;
-    if (nt > 1) k++; /* the _n kernel follows the _1 one */
     const cl_mem wm = (cl_mem)w, xm = (cl_mem)x, ym = (cl_mem)y;
     const cl_ulong rb = pt_type_row_bytes(type, cols);
     const cl_int r = (cl_int)rows, c = (cl_int)cols, nn = n;
+    if (o->cpu) { /* a work-item per row, the group size the device's own */
+        const size_t global[2] = {round_up((size_t)rows, 16), (size_t)(n + MM_NT - 1) / MM_NT};
+        return launch(o, k + 2, 2, global, NULL, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn),
+                      ARG(ym));
+    }
+    const int nt = n == 1 ? 1 : MM_NT;
+    if (nt > 1) k++; /* the _n kernel follows the _1 one */
     const size_t global[2] = {(size_t)(rows + MM_NR - 1) / MM_NR * MM_WG, (size_t)(n + nt - 1) / nt};
     const size_t local[2] = {MM_WG, 1};
     return launch(o, k, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn), ARG(ym));

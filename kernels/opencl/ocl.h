@@ -30,6 +30,7 @@ typedef struct pt_ocl_device_info {
     bool unified_memory;     /* CL_DEVICE_HOST_UNIFIED_MEMORY */
     bool int_dot;            /* cl_khr_integer_dot_product or cl_arm_integer_dot_product */
     bool subgroups;          /* cl_khr_subgroups or cl_intel_subgroups */
+    bool cpu;                /* CL_DEVICE_TYPE_CPU (PoCL) */
     char extensions[4096];   /* truncated to fit */
 } pt_ocl_device_info;
 
@@ -46,6 +47,10 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
 void pt_ocl_close(pt_ocl *o);
 const char *pt_ocl_error(const pt_ocl *o);
 const pt_ocl_device_info *pt_ocl_info(const pt_ocl *o);
+/* Products on CPU devices use the row kernels of matmul.cl, on others the
+ * work-group kernels; tests set `group` to check the group kernels on a
+ * CPU device too. */
+void pt_ocl_use_group_kernels(pt_ocl *o, bool group);
 /* Whether the program came from the binary cache (tests). */
 bool pt_ocl_from_cache(const pt_ocl *o);
 
