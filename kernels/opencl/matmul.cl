@@ -3,13 +3,16 @@
  * `rows` rows (row r at w + r * row_bytes, GGML's layout: quant_blocks.h)
  * and n input rows x ([n][cols] float32) into y ([n][rows] float32).
  *
- * Work split: a work-group of MM_WG work-items computes MM_NR rows for
- * MM_NT tokens (grid: ceil(rows / MM_NR) x ceil(n / MM_NT) groups). Each
- * block of 32 values is read by QPART work-items, each taking 32 / QPART
- * of its code bytes (neighbouring items read neighbouring bytes); a
- * dequantized value is used for all the group's tokens, so a weight is
- * read once per MM_NT tokens. The partial sums of the MM_WG items meet
- * in local memory, one item summing each (row, token) output.
+ * Three kernels per type:
+ *   _1  decode (n == 1): a work-group of MM_WG items computes MM_NR rows.
+ *       Each block of 32 values is read by QPART items, each taking
+ *       32 / QPART of its codes (neighbouring items read neighbouring
+ *       bytes); the partial sums meet in local memory (MM_REDUCE).
+ *   _n  prefill: the same split over MM_NR rows and MM_NT tokens, x
+ *       staged through local memory (MM_QUANT_TILED); a dequantized
+ *       weight is used for all MM_NT tokens.
+ *   _r  CPU devices (PoCL): a work-item per row and MM_NT tokens.
+ * Grid of _1 / _n: ceil(rows / MM_NR) groups x ceil(n / tokens per group).
  */
 #define QPART 4                 /* work-items per 32-value block */
 #define QJ (16 / QPART)         /* code-byte pairs (j, j + 16) per work-item */
@@ -33,8 +36,8 @@ inline float blk_half(global const uchar *p, int off) {
         y[(long)(t0 + t) * rows + r0 + rr] = s;                                                 \
     }
 
-/* One kernel per legacy quantized type and token tile NT (1 for decode,
- * MM_NT for prefill). HEAD reads the block's scale(s) into d, m; CODES
+/* The group kernel of a legacy quantized type for NT tokens (the _1
+ * kernels: NT = 1; the float types' _n too). HEAD reads the block's scale(s) into d, m; CODES
  * sets c0, c1 to the codes of values j and j + 16 (j < 16); VAL(c) is the
  * value of code c. The loops run to their compile-time bounds (guarded)
  * so that acc stays in registers. */
@@ -73,6 +76,57 @@ inline float blk_half(global const uchar *p, int off) {
             }                                                                                   \
         }                                                                                       \
         MM_REDUCE(NT)                                                                           \
+    }
+
+/* The prefill form (MM_NT tokens): the work-group first copies the x
+ * values of the MM_BPI blocks it is about to read, for its MM_NT tokens,
+ * into local memory (xs: [MM_NT][MM_BPI * 32], coalesced loads), so each
+ * x value is read from global memory once per group instead of once per
+ * row. The block loop runs the same number of times on every item (the
+ * barriers need it); items past the last block only help load. */
+#define MM_BPI (MM_WG / QPART) /* blocks per iteration of the group */
+#define MM_QUANT_TILED(NAME, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL)                            \
+    kernel void NAME(global const uchar *w, ulong row_bytes, int rows, int cols,                \
+                     global const float *x, int n, global float *y) {                           \
+        local float red[MM_NR * MM_NT * MM_WG];                                                 \
+        local float xs[MM_NT * MM_BPI * 32];                                                    \
+        const int lid = get_local_id(0);                                                        \
+        const int r0 = get_group_id(0) * MM_NR, t0 = get_group_id(1) * MM_NT;                  \
+        const int nt = min(MM_NT, n - t0), nr = min(MM_NR, rows - r0);                          \
+        const int nb = cols / 32, part = lid % QPART;                                           \
+        float acc[MM_NR][MM_NT];                                                                \
+        for (int rr = 0; rr < MM_NR; rr++)                                                      \
+            for (int t = 0; t < MM_NT; t++) acc[rr][t] = 0.0f;                                  \
+        for (int b0 = 0; b0 < nb; b0 += MM_BPI) {                                               \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                       \
+            for (int i = lid; i < MM_NT * MM_BPI * 32; i += MM_WG) {                            \
+                const int t = i / (MM_BPI * 32), col = b0 * 32 + i % (MM_BPI * 32);             \
+                xs[i] = t < nt && col < cols ? x[(long)(t0 + t) * cols + col] : 0.0f;           \
+            }                                                                                   \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                       \
+            const int b = b0 + lid / QPART;                                                     \
+            if (b >= nb) continue;                                                              \
+            local const float *xb = xs + (lid / QPART) * 32 + part * QJ;                        \
+            for (int rr = 0; rr < MM_NR; rr++) {                                                \
+                if (rr >= nr) break;                                                            \
+                global const uchar *blk = w + (long)(r0 + rr) * row_bytes + (long)b * BLOCK_BYTES; \
+                float d, m;                                                                     \
+                uint qh = 0;                                                                    \
+                HEAD;                                                                           \
+                global const uchar *qs = blk + QS_OFF;                                          \
+                for (int jj = 0; jj < QJ; jj++) {                                               \
+                    const int j = part * QJ + jj;                                               \
+                    int c0, c1;                                                                 \
+                    CODES;                                                                      \
+                    const float v0 = VAL(c0), v1 = VAL(c1);                                     \
+                    for (int t = 0; t < MM_NT; t++) {                                           \
+                        local const float *xt = xb + t * (MM_BPI * 32) + jj;                    \
+                        acc[rr][t] += v0 * xt[0] + v1 * xt[16];                                 \
+                    }                                                                           \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+        MM_REDUCE(MM_NT)                                                                        \
     }
 
 /* The same products for CPU devices (PoCL): one work-item per row and
@@ -134,11 +188,11 @@ inline float blk_half(global const uchar *p, int off) {
 #define HEAD_DM d = blk_half(blk, 0); m = blk_half(blk, 2)
 /* Q4_0: d fp16, 16 bytes of nibbles: value j low nibble of qs[j], value j + 16 high */
 MM_QUANT(mm_q4_0_1, 1, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
-MM_QUANT(mm_q4_0_n, MM_NT, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
+MM_QUANT_TILED(mm_q4_0_n, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
 MM_ROW(mm_q4_0_r, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
 /* Q4_1: d, m fp16, then the nibbles as Q4_0; value = d * q + m */
 MM_QUANT(mm_q4_1_1, 1, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
-MM_QUANT(mm_q4_1_n, MM_NT, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
+MM_QUANT_TILED(mm_q4_1_n, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 MM_ROW(mm_q4_1_r, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 /* Q5_0: d fp16, qh (bit i: the fifth bit of value i, little-endian), then
  * the low nibbles as Q4_0; value = d * (q - 16). Q5_1: d, m, qh, nibbles;
@@ -147,14 +201,14 @@ MM_ROW(mm_q4_1_r, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 #define Q5_CODES c0 = (qs[j] & 15) | (int)((qh >> j) & 1) << 4; c1 = (qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4
 #define Q5_0_VAL(c) ((float)((c) - 16) * d)
 MM_QUANT(mm_q5_0_1, 1, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
-MM_QUANT(mm_q5_0_n, MM_NT, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
+MM_QUANT_TILED(mm_q5_0_n, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
 MM_ROW(mm_q5_0_r, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
 MM_QUANT(mm_q5_1_1, 1, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
-MM_QUANT(mm_q5_1_n, MM_NT, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
+MM_QUANT_TILED(mm_q5_1_n, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
 MM_ROW(mm_q5_1_r, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
 /* Q8_0: d fp16, 32 signed bytes */
 MM_QUANT(mm_q8_0_1, 1, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
-MM_QUANT(mm_q8_0_n, MM_NT, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
+MM_QUANT_TILED(mm_q8_0_n, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
 MM_ROW(mm_q8_0_r, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
 
 /* Float matrices (any cols): the work-items stride over the columns. */
