@@ -217,23 +217,26 @@ static void test_copy(void) {
 /* Every type on fixed edge shapes (one row, one block, a partial row
  * group, a partial token tile, many blocks) and random ones. */
 static void test_matmuls(void) {
-    const uint32_t types[] = {PT_TYPE_F32,  PT_TYPE_F16,  PT_TYPE_BF16, PT_TYPE_Q4_0,
-                              PT_TYPE_Q4_1, PT_TYPE_Q5_0, PT_TYPE_Q5_1, PT_TYPE_Q8_0};
+    const uint32_t types[] = {PT_TYPE_F32,  PT_TYPE_F16,  PT_TYPE_BF16, PT_TYPE_Q4_0, PT_TYPE_Q4_1,
+                              PT_TYPE_Q5_0, PT_TYPE_Q5_1, PT_TYPE_Q8_0, PT_TYPE_Q4_K, PT_TYPE_Q5_K,
+                              PT_TYPE_Q6_K};
     int n_mm = 0;
     worst_mm = 0;
     for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++) {
         const uint32_t t = types[ti];
         const bool fl = t == PT_TYPE_F32 || t == PT_TYPE_F16 || t == PT_TYPE_BF16;
         CHECK(ocl->ops->has_type(t), "OpenCL has %s", pt_type_name(t));
-        const int shapes[][3] = {{1, 32, 1}, {3, 32, 2}, {5, 64, 8}, {7, 96, 9}, {130, 256, 1}, {66, 544, 17}};
+        const int blk = t == PT_TYPE_Q4_K || t == PT_TYPE_Q5_K || t == PT_TYPE_Q6_K ? 256 : 32;
+        const int shapes[][3] = {{1, blk, 1}, {3, blk, 2}, {5, 2 * blk, 8}, {7, 3 * blk, 9}, {130, 256, 1},
+                                 {66, 17 * blk, 17}};
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++, n_mm++)
             test_matmul(t, shapes[s][0], shapes[s][1], shapes[s][2]);
         for (int r = 0; r < 4; r++, n_mm++) {
-            const int cols = fl ? irand(1, 300) : 32 * irand(1, 20);
+            const int cols = fl ? irand(1, 300) : blk * irand(1, blk == 32 ? 20 : 4);
             test_matmul(t, irand(1, 70), cols, irand(1, 20));
         }
     }
-    CHECK(!ocl->ops->has_type(PT_TYPE_Q4_K), "no Q4_K kernel yet: the layer falls back to the CPU");
+    CHECK(!ocl->ops->has_type(PT_TYPE_Q8_1), "no Q8_1 kernel: a layer with one falls back to the CPU");
     printf("matmul: %d shapes, worst relative difference %.2g\n", n_mm, worst_mm);
 }
 
@@ -279,7 +282,7 @@ int main(void) {
     test_attention(3, 2, 2, 32, 200, 100);   /* window smaller than the history */
     test_copy();
 
-    CHECK(ocl->ops->matmul(ocl, PT_TYPE_Q4_K, NULL, 1, 256, NULL, 1, NULL) != PT_OK,
+    CHECK(ocl->ops->matmul(ocl, PT_TYPE_Q8_1, NULL, 1, 256, NULL, 1, NULL) != PT_OK,
           "a type without a kernel is an error, not a crash");
     const pt_attn_shape big = {1, 1, 1, 512, 0, 0, 1.0f};
     CHECK(ocl->ops->attention(ocl, NULL, NULL, NULL, NULL, &big) != PT_OK && strstr(ocl->err.msg, "head size"),

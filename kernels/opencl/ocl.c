@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern const char pt_ocl_source[]; /* matmul.cl, ops.cl, attention.cl in one string */
+extern const char pt_ocl_source[]; /* matmul.cl, matmul_k.cl, ops.cl, attention.cl in one string */
 
 /* Work sizes, passed to the compiler as -D: a matmul group computes
  * MM_NR rows for 1 (decode) or MM_NT tokens with MM_WG items. */
@@ -33,14 +33,16 @@ enum {
     /* per type: the group kernels for 1 and MM_NT tokens, then the row kernel (CPU devices) */
     K_Q4_0_1, K_Q4_0_N, K_Q4_0_R, K_Q4_1_1, K_Q4_1_N, K_Q4_1_R, K_Q5_0_1, K_Q5_0_N, K_Q5_0_R,
     K_Q5_1_1, K_Q5_1_N, K_Q5_1_R, K_Q8_0_1, K_Q8_0_N, K_Q8_0_R, K_F32_1, K_F32_N, K_F32_R,
-    K_F16_1, K_F16_N, K_F16_R, K_BF16_1, K_BF16_N, K_BF16_R,
+    K_F16_1, K_F16_N, K_F16_R, K_BF16_1, K_BF16_N, K_BF16_R, K_Q4_K_1, K_Q4_K_N, K_Q4_K_R,
+    K_Q5_K_1, K_Q5_K_N, K_Q5_K_R, K_Q6_K_1, K_Q6_K_N, K_Q6_K_R,
     K_RMSNORM, K_ADD, K_ADD_BIAS, K_ROPE, K_ACT_MUL, K_SOFTMAX, K_ATTENTION, K_COUNT
 };
 static const char *const kernel_names[K_COUNT] = {
     "mm_q4_0_1", "mm_q4_0_n", "mm_q4_0_r", "mm_q4_1_1", "mm_q4_1_n", "mm_q4_1_r", "mm_q5_0_1",
     "mm_q5_0_n", "mm_q5_0_r", "mm_q5_1_1", "mm_q5_1_n", "mm_q5_1_r", "mm_q8_0_1", "mm_q8_0_n",
     "mm_q8_0_r", "mm_f32_1",  "mm_f32_n",  "mm_f32_r",  "mm_f16_1",  "mm_f16_n",  "mm_f16_r",
-    "mm_bf16_1", "mm_bf16_n", "mm_bf16_r", "rmsnorm",   "add",       "add_bias",  "rope",
+    "mm_bf16_1", "mm_bf16_n", "mm_bf16_r", "mm_q4_k_1", "mm_q4_k_n", "mm_q4_k_r", "mm_q5_k_1",
+    "mm_q5_k_n", "mm_q5_k_r", "mm_q6_k_1", "mm_q6_k_n", "mm_q6_k_r", "rmsnorm",   "add",       "add_bias",  "rope",
     "act_mul",   "softmax",   "attention"};
 
 struct pt_ocl {
@@ -390,7 +392,8 @@ static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 bool pt_ocl_has_type(uint32_t type) {
     return type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q5_0 ||
            type == PT_TYPE_Q5_1 || type == PT_TYPE_Q8_0 || type == PT_TYPE_F32 ||
-           type == PT_TYPE_F16 || type == PT_TYPE_BF16;
+           type == PT_TYPE_F16 || type == PT_TYPE_BF16 || type == PT_TYPE_Q4_K ||
+           type == PT_TYPE_Q5_K || type == PT_TYPE_Q6_K;
 }
 
 int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t cols,
@@ -403,6 +406,9 @@ int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t
     case PT_TYPE_Q5_1: k = K_Q5_1_1; break;
     case PT_TYPE_Q8_0: k = K_Q8_0_1; break;
     case PT_TYPE_BF16: k = K_BF16_1; break;
+    case PT_TYPE_Q4_K: k = K_Q4_K_1; break;
+    case PT_TYPE_Q5_K: k = K_Q5_K_1; break;
+    case PT_TYPE_Q6_K: k = K_Q6_K_1; break;
     case PT_TYPE_F32: k = K_F32_1; break;
     case PT_TYPE_F16: k = K_F16_1; break;
     default:
