@@ -89,9 +89,21 @@ pt_status pt_model_load(const char *path, const pt_model_params *params, pt_mode
     snprintf(m->device_note, sizeof m->device_note, "%s", note);
     st = pt_gguf_open(path, &m->gguf, err);
     if (st == PT_OK) st = pt_llm_load_with(m->gguf, &opts, &m->llm, err);
-    if (dev) { /* placed, or closed on failure */
-        if (st == PT_OK) st = pt_llm_place_last(m->llm, dev, p.device_layers, err);
-        else pt_device_close(dev);
+    if (dev && st != PT_OK) pt_device_close(dev);
+    if (dev && st == PT_OK) { /* placed, or closed on failure */
+        pt_error perr = {0};
+        st = pt_llm_place_last(m->llm, dev, p.device_layers, &perr);
+        if (st != PT_OK && p.device_required) {
+            *err = perr;
+        } else if (st != PT_OK) {
+            /* the device could not take the weights (its memory): the CPU,
+             * on the kernels asked for, with a note */
+            snprintf(m->device_note, sizeof m->device_note, "%s", perr.msg);
+            pt_llm_free(m->llm);
+            m->llm = NULL;
+            st = pt_llm_cpu_from_name(p.cpu, &cpu, err);
+            if (st == PT_OK) st = pt_llm_load_with(m->gguf, &opts, &m->llm, err);
+        }
     }
     if (st == PT_OK) st = pt_tokenizer_load(m->gguf, &m->tok, err);
     if (st == PT_OK && pt_tokenizer_n_vocab(m->tok) != pt_llm_get_hparams(m->llm)->n_vocab)
