@@ -227,13 +227,14 @@ static void test_matmuls(void) {
         const bool fl = t == PT_TYPE_F32 || t == PT_TYPE_F16 || t == PT_TYPE_BF16;
         CHECK(ocl->ops->has_type(t), "OpenCL has %s", pt_type_name(t));
         const int blk = t == PT_TYPE_Q4_K || t == PT_TYPE_Q5_K || t == PT_TYPE_Q6_K ? 256 : 32;
-        const int shapes[][3] = {{1, blk, 1}, {3, blk, 2}, {5, 2 * blk, 8}, {7, 3 * blk, 9}, {130, 256, 1},
-                                 {66, 17 * blk, 17}};
+        /* n >= 32: gemm.cl's tiles on GPUs (partial tiles of rows and tokens) */
+        const int shapes[][3] = {{1, blk, 1},   {3, blk, 2},       {5, 2 * blk, 8},    {7, 3 * blk, 9},
+                                 {130, 256, 1}, {66, 17 * blk, 17}, {70, 3 * blk, 40}, {129, blk, 65}};
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++, n_mm++)
             test_matmul(t, shapes[s][0], shapes[s][1], shapes[s][2]);
         for (int r = 0; r < 4; r++, n_mm++) {
             const int cols = fl ? irand(1, 300) : blk * irand(1, blk == 32 ? 20 : 4);
-            test_matmul(t, irand(1, 70), cols, irand(1, 20));
+            test_matmul(t, irand(1, 70), cols, irand(1, 70));
         }
     }
     CHECK(!ocl->ops->has_type(PT_TYPE_Q8_1), "no Q8_1 kernel: a layer with one falls back to the CPU");
@@ -251,7 +252,7 @@ int main(void) {
     pt_ocl *o = ocl->impl;
     for (int group = 0; group < 2; group++) {
         pt_ocl_use_group_kernels(o, group == 1);
-        printf("matmul kernels: %s\n", group || !pt_ocl_info(o)->cpu ? "work-group" : "row");
+        printf("matmul kernels: %s\n", group || !pt_ocl_info(o)->cpu ? "work-group (tiled gemm from 32 tokens)" : "row");
         test_matmuls();
     }
     pt_ocl_use_group_kernels(o, false);

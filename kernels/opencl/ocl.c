@@ -28,6 +28,9 @@ extern const char pt_ocl_source[]; /* matmul.cl, matmul_k.cl, ops.cl, attention.
 #define OPS_WG 64
 #define ATT_WG 64
 #define ATT_MAX_D 256 /* ATT_WG * ATT_DPI of attention.cl */
+#define GEMM_WG 256   /* gemm.cl: 64 x 64 outputs per group, 4 x 4 per item */
+#define GEMM_TILE 64
+#define GEMM_MIN_N 32 /* fewer tokens: the _n kernels */
 
 enum {
     /* per type: the group kernels for 1 and MM_NT tokens, then the row kernel (CPU devices) */
@@ -35,6 +38,9 @@ enum {
     K_Q5_1_1, K_Q5_1_N, K_Q5_1_R, K_Q8_0_1, K_Q8_0_N, K_Q8_0_R, K_F32_1, K_F32_N, K_F32_R,
     K_F16_1, K_F16_N, K_F16_R, K_BF16_1, K_BF16_N, K_BF16_R, K_Q4_K_1, K_Q4_K_N, K_Q4_K_R,
     K_Q5_K_1, K_Q5_K_N, K_Q5_K_R, K_Q6_K_1, K_Q6_K_N, K_Q6_K_R,
+    /* the tiled products of gemm.cl, same type order */
+    K_Q4_0_G, K_Q4_1_G, K_Q5_0_G, K_Q5_1_G, K_Q8_0_G, K_F32_G, K_F16_G, K_BF16_G, K_Q4_K_G,
+    K_Q5_K_G, K_Q6_K_G,
     K_RMSNORM, K_ADD, K_ADD_BIAS, K_ROPE, K_ACT_MUL, K_SOFTMAX, K_ATTENTION, K_COUNT
 };
 static const char *const kernel_names[K_COUNT] = {
@@ -42,7 +48,9 @@ static const char *const kernel_names[K_COUNT] = {
     "mm_q5_0_n", "mm_q5_0_r", "mm_q5_1_1", "mm_q5_1_n", "mm_q5_1_r", "mm_q8_0_1", "mm_q8_0_n",
     "mm_q8_0_r", "mm_f32_1",  "mm_f32_n",  "mm_f32_r",  "mm_f16_1",  "mm_f16_n",  "mm_f16_r",
     "mm_bf16_1", "mm_bf16_n", "mm_bf16_r", "mm_q4_k_1", "mm_q4_k_n", "mm_q4_k_r", "mm_q5_k_1",
-    "mm_q5_k_n", "mm_q5_k_r", "mm_q6_k_1", "mm_q6_k_n", "mm_q6_k_r", "rmsnorm",   "add",       "add_bias",  "rope",
+    "mm_q5_k_n", "mm_q5_k_r", "mm_q6_k_1", "mm_q6_k_n", "mm_q6_k_r", "mm_q4_0_g", "mm_q4_1_g",
+    "mm_q5_0_g", "mm_q5_1_g", "mm_q8_0_g", "mm_f32_g",  "mm_f16_g",  "mm_bf16_g", "mm_q4_k_g",
+    "mm_q5_k_g", "mm_q6_k_g", "rmsnorm",   "add",       "add_bias",  "rope",
     "act_mul",   "softmax",   "attention"};
 
 struct pt_ocl {
@@ -54,6 +62,7 @@ struct pt_ocl {
     cl_kernel k[K_COUNT];
     pt_ocl_device_info info;
     bool cpu;          /* a CPU device (PoCL): the row kernels of matmul.cl */
+    bool gemm;         /* the device runs gemm.cl's 256-item groups (every kernel of it) */
     bool from_cache;
     char err[512];
 };
@@ -293,6 +302,16 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
         pt_ocl_close(o);
         return NULL;
     }
+    /* a kernel heavy in registers may not run 256 items per group (some
+     * mobile GPUs): then long prompts take the _n kernels */
+    o->gemm = true;
+    for (int i = K_Q4_0_G; i <= K_Q6_K_G; i++) {
+        size_t wg = 0;
+        if (clGetKernelWorkGroupInfo(o->k[i], o->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) !=
+                CL_SUCCESS ||
+            wg < GEMM_WG)
+            o->gemm = false;
+    }
     return o;
 }
 
@@ -398,7 +417,7 @@ bool pt_ocl_has_type(uint32_t type) {
 
 int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t cols,
                   pt_ocl_mem *x, int n, pt_ocl_mem *y) {
-    int k;
+    int k, g;
     switch (type) {
     case PT_TYPE_Q4_0: k = K_Q4_0_1; break;
     case PT_TYPE_Q4_1: k = K_Q4_1_1; break;
@@ -419,6 +438,25 @@ int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t
     const cl_mem wm = (cl_mem)w, xm = (cl_mem)x, ym = (cl_mem)y;
     const cl_ulong rb = pt_type_row_bytes(type, cols);
     const cl_int r = (cl_int)rows, c = (cl_int)cols, nn = n;
+    switch (type) {
+    case PT_TYPE_Q4_0: g = K_Q4_0_G; break;
+    case PT_TYPE_Q4_1: g = K_Q4_1_G; break;
+    case PT_TYPE_Q5_0: g = K_Q5_0_G; break;
+    case PT_TYPE_Q5_1: g = K_Q5_1_G; break;
+    case PT_TYPE_Q8_0: g = K_Q8_0_G; break;
+    case PT_TYPE_F32: g = K_F32_G; break;
+    case PT_TYPE_F16: g = K_F16_G; break;
+    case PT_TYPE_BF16: g = K_BF16_G; break;
+    case PT_TYPE_Q4_K: g = K_Q4_K_G; break;
+    case PT_TYPE_Q5_K: g = K_Q5_K_G; break;
+    default: g = K_Q6_K_G; break;
+    }
+    if (!o->cpu && o->gemm && n >= GEMM_MIN_N) {
+        const size_t global[2] = {(size_t)(rows + GEMM_TILE - 1) / GEMM_TILE * GEMM_WG,
+                                  (size_t)(n + GEMM_TILE - 1) / GEMM_TILE};
+        const size_t local[2] = {GEMM_WG, 1};
+        return launch(o, g, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn), ARG(ym));
+    }
     if (o->cpu) { /* a work-item per row, the group size the device's own */
         const size_t global[2] = {round_up((size_t)rows, 16), (size_t)(n + MM_NT - 1) / MM_NT};
         return launch(o, k + 2, 2, global, NULL, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn),
