@@ -45,6 +45,10 @@
  * No result depends on the split: each output element is computed by the
  * same operations whichever thread or chunk computes it.
  *
+ * A model placed on a device (pt_llm_place, llm_graph.h) runs there
+ * instead: pt_llm_state_new, _free, _kv_bytes and pt_llm_forward hand its
+ * state and chunks to llm_graph.c; n_past, reset and truncate stay here.
+ *
  * Invariant: positions [0, n_past) of the KV cache hold the keys and values
  * of the tokens seen so far; a failed call (bad token, context full) is
  * detected before anything is computed and leaves the state unchanged.
@@ -52,8 +56,8 @@
 #include "llm_internal.h"
 
 #include "attention.h"
-#include "llm_graph.h"
 #include "kv_cache.h"
+#include "llm_graph.h"
 #include "matmul.h"
 #include "ops.h"
 #include "ops_simd.h"
