@@ -5,7 +5,8 @@
  *
  *   tiny models (tests/data: llama, llama3, qwen2 with biases, qwen3 with
  *   Q/K norms, gemma3 with sliding windows, post-norms and GELU): the
- *   logits of a prompt and of single-token steps after it, all layers on
+ *   logits of every token of a 40-token prompt and of single-token steps
+ *   after it, all layers on
  *   OpenCL and a mixed placement (every third layer and the output on the
  *   CPU device): max |diff| <= 1e-4 of the largest logit magnitude.
  *
@@ -85,13 +86,14 @@ static pt_llm *load(pt_gguf *g, int placement) {
     return m;
 }
 
-/* Logits of a 12-token prompt (one call) and of 6 single tokens after it. */
+/* Logits of a prompt (one call: 40 tokens, more than the graph's 32
+ * output rows at once) and of single tokens after it. */
 static float *run_tiny(const pt_llm *m, const pt_token *toks, int n_prompt, int n_steps) {
     const int V = m->hp.n_vocab;
     float *out = malloc((size_t)(n_prompt + n_steps) * V * sizeof(float));
     pt_llm_state *s = NULL;
     pt_error err = {0};
-    CHECK(pt_llm_state_new(m, 64, 16, 2, NULL, &s, &err) == PT_OK, "state: %s", err.msg);
+    CHECK(pt_llm_state_new(m, 64, 48, 2, NULL, &s, &err) == PT_OK, "state: %s", err.msg);
     if (!s) return out;
     CHECK(pt_llm_forward(m, s, toks, n_prompt, NULL, out, &err) == PT_OK, "prompt: %s", err.msg);
     for (int i = 0; i < n_steps; i++)
@@ -109,8 +111,8 @@ static void tiny(const char *file) {
     if (!g) return;
     pt_llm *ref = load(g, 0), *all = load(g, 1), *mixed = load(g, 2);
     if (ref && all && mixed) {
-        const int V = ref->hp.n_vocab, n_prompt = 12, n_steps = 6;
-        pt_token toks[18];
+        const int V = ref->hp.n_vocab, n_prompt = 40, n_steps = 6;
+        pt_token toks[46];
         for (int i = 0; i < n_prompt + n_steps; i++) toks[i] = (pt_token)((i * 7919 + 13) % V);
         float *a = run_tiny(ref, toks, n_prompt, n_steps), *b = run_tiny(all, toks, n_prompt, n_steps),
               *c = run_tiny(mixed, toks, n_prompt, n_steps);

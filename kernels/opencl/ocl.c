@@ -457,9 +457,11 @@ int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t
         const size_t local[2] = {GEMM_WG, 1};
         return launch(o, g, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn), ARG(ym));
     }
-    if (o->cpu) { /* a work-item per row, the group size the device's own */
+    if (o->cpu) { /* a work-item per row; a fixed group size: PoCL compiles a
+                     kernel once per group size, and would pick many */
         const size_t global[2] = {round_up((size_t)rows, 16), (size_t)(n + MM_NT - 1) / MM_NT};
-        return launch(o, k + 2, 2, global, NULL, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn),
+        const size_t local[2] = {16, 1};
+        return launch(o, k + 2, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn),
                       ARG(ym));
     }
     const int nt = n == 1 ? 1 : MM_NT;
@@ -499,9 +501,9 @@ int pt_ocl_rope(pt_ocl *o, pt_ocl_mem *x, pt_ocl_mem *cs, int n, int n_heads, in
                 int n_rot, bool neox) {
     if (n <= 0 || n_rot < 2) return 0;
     const cl_mem xm = (cl_mem)x, cm = (cl_mem)cs;
-    const cl_int nx = neox;
-    const size_t global[3] = {(size_t)n_rot / 2, (size_t)n_heads, (size_t)n};
-    return launch(o, K_ROPE, 3, global, NULL, 6, ARG(xm), ARG(cm), ARG(n_heads), ARG(head_dim),
+    const cl_int nx = neox, nn = n;
+    const size_t global = round_up((size_t)n * n_heads * (n_rot / 2), OPS_WG), local = OPS_WG;
+    return launch(o, K_ROPE, 1, &global, &local, 7, ARG(xm), ARG(cm), ARG(nn), ARG(n_heads), ARG(head_dim),
                   ARG(n_rot), ARG(nx));
 }
 

@@ -57,12 +57,13 @@ kernel void add_bias(global float *y, global const float *b, int dim, long count
 
 /* Rotate head h of token t (x: [n][n_heads][head_dim]) by the table of
  * its position, cs[t][2i], cs[t][2i + 1] = cos, sin (kernels/cpu/ops.h:
- * pt_rope). Grid: n_rot / 2 x n_heads x n. */
-kernel void rope(global float *x, global const float *cs, int n_heads, int head_dim, int n_rot,
+ * pt_rope). One item per (token, head, pair i), pairs fastest. */
+kernel void rope(global float *x, global const float *cs, int n, int n_heads, int head_dim, int n_rot,
                  int neox) {
-    const int i = get_global_id(0), h = get_global_id(1), t = get_global_id(2);
     const int half_rot = n_rot / 2;
-    if (i >= half_rot) return;
+    const long g = get_global_id(0);
+    if (g >= (long)n * n_heads * half_rot) return;
+    const int i = g % half_rot, h = g / half_rot % n_heads, t = g / half_rot / n_heads;
     global float *xh = x + ((long)t * n_heads + h) * head_dim;
     const int ia = neox ? i : 2 * i, ib = neox ? i + half_rot : 2 * i + 1;
     const float c = cs[(long)t * n_rot + 2 * i], s = cs[(long)t * n_rot + 2 * i + 1];
