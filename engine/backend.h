@@ -72,6 +72,7 @@ typedef struct pt_device_ops {
 struct pt_device {
     const pt_device_ops *ops;
     pt_backend kind;
+    int max_head_dim;  /* the largest head size attention takes, 0: any */
     char name[160];
     pt_error err;
     void *impl;

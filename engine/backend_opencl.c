@@ -116,6 +116,7 @@ pt_status pt_device_opencl_open(int index, const char *cache_dir, pt_device **ou
     d->in_place = pt_ocl_info(o)->unified_memory;
     d->dev.ops = &ocl_ops;
     d->dev.kind = PT_BACKEND_OPENCL;
+    d->dev.max_head_dim = PT_OCL_MAX_HEAD_DIM;
     d->dev.impl = o;
     snprintf(d->dev.name, sizeof d->dev.name, "%s", pt_ocl_info(o)->name);
     *out = &d->dev;

@@ -60,7 +60,8 @@ static pt_buf *up_mat(pt_device *d, const pt_weight *w, bool *ok) {
     return b;
 }
 
-static bool layer_fits(const pt_device *d, const pt_llm_layer *L) {
+static bool layer_fits(const pt_device *d, const pt_llm_hparams *hp, const pt_llm_layer *L) {
+    if (d->max_head_dim && hp->head_dim > d->max_head_dim) return false;
     const pt_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
     for (size_t i = 0; i < sizeof ws / sizeof *ws; i++)
         if (!d->ops->has_type(ws[i]->type) || ws[i]->packed) return false;
@@ -106,7 +107,7 @@ pt_status pt_llm_place(pt_llm *m, pt_device *dev, const bool *on_dev, bool out_o
     const int E = hp->n_embd, QD = hp->n_head * hp->head_dim, KD = hp->n_head_kv * hp->head_dim;
     for (int il = 0; st == PT_OK && il < hp->n_layer; il++) {
         const pt_llm_layer *L = &m->layers[il];
-        g->place[il] = on_dev[il] && layer_fits(dev, L);
+        g->place[il] = on_dev[il] && layer_fits(dev, hp, L);
         g->n_dev_layers += g->place[il];
         pt_device *d = g->dev[g->place[il]];
         layer_bufs *b = &g->lb[il];

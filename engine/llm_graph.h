@@ -25,8 +25,8 @@ typedef struct pt_llm_graph pt_llm_graph;
 typedef struct pt_graph_state pt_graph_state;
 
 /* Place m's layers: layer il on dev when on_dev[il] (and dev has kernels
- * for all its matrix types; else the CPU), the others on the CPU; the
- * output on dev when out_on_dev (and its type has a kernel). Takes dev
+ * for all its matrix types and its head size; else the CPU), the others on
+ * the CPU; the output on dev when out_on_dev (and its type has a kernel). Takes dev
  * (closed with the model, or here on failure). Weights are uploaded now. */
 pt_status pt_llm_place(pt_llm *m, pt_device *dev, const bool *on_dev, bool out_on_dev, pt_error *err);
 /* pt_llm_place with the last n layers (n < 0: all) and the output on dev. */

@@ -27,7 +27,8 @@ extern const char pt_ocl_source[]; /* matmul.cl, matmul_k.cl, ops.cl, attention.
 #define MM_NT 8
 #define OPS_WG 64
 #define ATT_WG 64
-#define ATT_MAX_D 256 /* ATT_WG * ATT_DPI of attention.cl */
+#define ATT_MAX_D PT_OCL_MAX_HEAD_DIM /* ATT_WG * ATT_DPI of attention.cl */
+_Static_assert(ATT_WG * 4 == ATT_MAX_D, "attention.cl's ATT_DPI is 4");
 #define GEMM_WG 256   /* gemm.cl: 64 x 64 outputs per group, 4 x 4 per item */
 #define GEMM_TILE 64
 #define GEMM_MIN_N 32 /* fewer tokens: the _n kernels */

@@ -82,7 +82,8 @@ int pt_ocl_rope(pt_ocl *o, pt_ocl_mem *x, pt_ocl_mem *cs, int n, int n_heads, in
 /* g = act(g) * u over count floats; gelu: GELU's tanh form, else silu. */
 int pt_ocl_act_mul(pt_ocl *o, pt_ocl_mem *g, pt_ocl_mem *u, int64_t count, bool gelu);
 int pt_ocl_softmax(pt_ocl *o, pt_ocl_mem *x, int rows, int n);
-/* attention.cl: out, q [n][H][D]; kc, vc [n_ctx][Hkv][D]; D <= 256. */
+/* attention.cl: out, q [n][H][D]; kc, vc [n_ctx][Hkv][D]; D <= PT_OCL_MAX_HEAD_DIM. */
+#define PT_OCL_MAX_HEAD_DIM 256
 int pt_ocl_attention(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *kc, pt_ocl_mem *vc,
                      int n, int H, int Hkv, int D, int p0, int window, float scale);
 
