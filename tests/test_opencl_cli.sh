@@ -7,7 +7,8 @@
 #     device number that does not exist, run, chat and bench work on the
 #     CPU (the same text as --device cpu) after exactly one line saying
 #     why, and info --devices says there is none, status 0;
-#   - imagine --device opencl notes that images run on the CPU;
+#   - imagine --device opencl notes that images run on the CPU, and a LoRA
+#     adapter on an OpenCL model is a one-line error;
 #   - a bad --device value is one "petrel: " line and status 2.
 # No OpenCL device is a failure unless PETREL_NO_OPENCL=1 (then only the
 # CPU fallback parts run).
@@ -49,6 +50,12 @@ if [ "${PETREL_NO_OPENCL:-}" != 1 ]; then
 
     expect_exit 0 "bench --device opencl" -- "$BIN" bench -m "$MODEL" -p 8 -n 2 -r 1 -t 2 --device opencl
     grep -q '| *OpenCL *|' "$TMP/out" && ok || bad "bench does not name OpenCL: $(cat "$TMP/out")"
+
+    # a LoRA adapter on an OpenCL model: refused in one line, not ignored
+    expect_exit 1 "run --lora --device opencl" -- "$BIN" run -m "$DATA/tiny_llama_rs.gguf" -p hi -n 2 \
+        --lora "$DATA/lora/tiny_llama_rs_a" --device opencl
+    one_line_error "run --lora --device opencl"
+    grep -q 'do not run on OpenCL' "$TMP/err" && ok || bad "LoRA on OpenCL: $(cat "$TMP/err")"
 fi
 
 # no platform at all: the CPU, one line
