@@ -73,7 +73,8 @@ tg = [r["avg_ts"] for r in rows if r["n_gen"] > 0 and r["n_prompt"] == 0]
 print("%.2f %.2f" % (pp[0] if pp else 0, tg[0] if tg else 0))'
 }
 
-ratio() { python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print('%.2fx' % (a / b) if b > 0 else '-')" "$1" "$2"; }
+# a / b as "1.23x", "-" when b was not measured
+ratio() { python3 -c "import sys; a, b = sys.argv[1], sys.argv[2]; print('%.2fx' % (float(a) / float(b)) if b != '-' and float(b) > 0 else '-')" "$1" "$2"; }
 
 printf '%-28s %-6s %12s %12s %12s %10s %10s\n' model test "OpenCL t/s" "CPU t/s" "CUDA t/s" "OCL/CPU" "OCL/CUDA"
 for m in "${MODELS[@]}"; do
@@ -85,13 +86,13 @@ for m in "${MODELS[@]}"; do
         exit 1
     fi
     read -r o_pp o_tg < "$TMP/ocl"
-    c_pp=0 c_tg=0
+    c_pp=- c_tg=-
     if [ "${SKIP_CPU:-}" != 1 ]; then
         t=()
         [ -n "${THREADS:-}" ] && t=(-t "$THREADS")
         read -r c_pp c_tg < <("$BIN" bench -m "$m" -p "$PP" -n "$TG" -r "$REPS" "${t[@]}" -o json | ts)
     fi
-    l_pp=0 l_tg=0
+    l_pp=- l_tg=-
     if [ -n "$LLAMA" ]; then
         read -r l_pp l_tg < <("$LLAMA" -m "$m" -p "$PP" -n "$TG" -r "$REPS" -ngl 99 -o json 2>/dev/null | ts)
     fi
