@@ -36,6 +36,7 @@
 
 #include "args.h"
 #include "kv_args.h"
+#include "device_opt.h"
 #include "run_options.h"
 #include "sigbus.h"
 #include "commands.h"
@@ -101,6 +102,7 @@ typedef struct bench_opts {
     run_loras loras; /* --lora: active in every test */
     pt_context_params kvp; /* its KV fields: --kv-type (-ctk/-ctv), --kv-ram, --kv-spill-dir */
     kv_args kv;
+    app_device device; /* --device: every model runs there */
 } bench_opts;
 
 /* Defaults, as llama-bench's (threads: the machine's online CPUs). */
@@ -127,6 +129,7 @@ static void usage(FILE *f) {
           "  --no-warmup               skip the warm-up run of each test\n"
           "  --lora PATH[:SCALE]       a LoRA adapter active in every test (repeat to stack)\n"
           "  -ctk, -ctv T              KV cache type (as --kv-type; both must agree)\n"
+          "  --device DEV              cpu (default), opencl or opencl:N: where the models run\n"
           "Values may be lists: 'a,b,c', 'first-last', 'first-last+step' or\n"
           "'first-last*mult', and options may be repeated.\n",
           f);
@@ -216,6 +219,9 @@ static int parse_args(int argc, char **argv, bench_opts *o, bool *done) {
             continue;
         } else if (!strcmp(a, "--lora")) {
             if (run_loras_add(&o->loras, arg_value(argc, argv, &i)) < 0) return 2;
+            continue;
+        } else if (!strcmp(a, "--device")) {
+            if (app_device_parse(&o->device, arg_value(argc, argv, &i)) < 0) return 2;
             continue;
         }
         const int kr = kv_args_parse(&o->kv, &o->kvp, argc, argv, &i, true);
@@ -315,6 +321,7 @@ typedef struct bench_test {
     int n_prompt, n_gen, n_depth, n_batch, n_ubatch, n_threads;
     /* filled from the model */
     char model_type[160];
+    const char *backend;  /* "CPU" or "OpenCL": where its layers ran */
     uint64_t model_size, model_n_params;
     const char *kv_type; /* "f32", "f16" or "unknown", see kv_type_name */
     char test_time[32];  /* RFC 3339, UTC, when the test started */
@@ -428,7 +435,7 @@ static void test_values(const bench_test *t, const char *cpu, field_values out) 
     INT(0);                      /* build_number */
     STR(cpu);
     STR("");                     /* gpu_info */
-    STR("CPU");                  /* backends */
+    STR(t->backend ? t->backend : "CPU"); /* backends */
     STR(t->model_path);
     STR(t->model_type);
     INT(t->model_size);
@@ -615,7 +622,7 @@ static void print_test(printer *p, const bench_test *t, const char *cpu) {
                 if (t->model_n_params < 1000000000ull) snprintf(buf, sizeof buf, "%.2f M", n / 1e6);
                 else snprintf(buf, sizeof buf, "%.2f B", n / 1e9);
             } else if (!strcmp(name, "backend")) {
-                snprintf(buf, sizeof buf, "CPU");
+                snprintf(buf, sizeof buf, "%s", t->backend ? t->backend : "CPU");
             } else if (!strcmp(name, "threads")) {
                 snprintf(buf, sizeof buf, "%d", t->n_threads);
             } else if (!strcmp(name, "n_batch")) {
@@ -908,11 +915,13 @@ int cmd_bench(int argc, char **argv) {
             loaded = -1;
             if (o.progress) fprintf(stderr, "petrel bench: loading %s\n", t->model_path);
             app_catch_sigbus(t->model_path);
-            const pt_model_params mp = app_model_params(r.pool);
+            pt_model_params mp = app_model_params(r.pool);
+            app_device_params(&o.device, &mp);
             if (pt_model_load(t->model_path, &mp, &r.model, &r.err) != PT_OK) {
                 rc = app_fail(&r.err);
                 break;
             }
+            app_device_report(&o.device, r.model);
             for (; r.n_loras < o.loras.n; r.n_loras++)
                 if (pt_lora_load(r.model, o.loras.path[r.n_loras], &r.loras[r.n_loras], &r.err) != PT_OK) {
                     char safe[4096];
@@ -928,6 +937,7 @@ int cmd_bench(int argc, char **argv) {
         pt_model_get_info(r.model, &in);
         r.n_vocab = in.n_vocab;
         model_type(&in, t->model_type, sizeof t->model_type);
+        t->backend = in.n_device_layers > 0 ? "OpenCL" : "CPU";
         t->model_size = in.weight_bytes;
         t->model_n_params = (uint64_t)in.n_params;
         t->samples_ns = samples + (size_t)i * (size_t)o.reps;

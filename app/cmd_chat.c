@@ -54,6 +54,7 @@ typedef struct chat_state {
     bool have_last;
     bool command_failed; /* a slash command (/save, /load) failed: exit 1 at the end */
     const run_loras *lora_req; /* --lora: loaded for every model opened */
+    const app_device *device;  /* --device */
     pt_lora *loras[PT_LORA_MAX]; /* active on sess.ctx */
     int n_loras;
 } chat_state;
@@ -172,12 +173,14 @@ static bool open_model(chat_state *c, const char *path) {
         app_error("%s", err.msg);
         return false;
     }
-    const pt_model_params mp = app_model_params(c->pool);
+    pt_model_params mp = app_model_params(c->pool);
+    app_device_params(c->device, &mp);
     c->cparams.threadpool = c->pool;
     if (pt_session_open(&c->sess, path, &mp, &c->cparams, &err) != PT_OK) {
         app_error("cannot open %s: %s", path, err.msg);
         return false;
     }
+    app_device_report(c->device, c->sess.model);
     if (c->lora_req && c->lora_req->n) {
         if (run_loras_open(c->lora_req, c->sess.model, c->sess.ctx, c->loras) != 0) {
             pt_session_close(&c->sess);
@@ -364,6 +367,7 @@ int cmd_chat(int argc, char **argv) {
     c->set.sampler = o.sampling;
     c->cparams = o.context;
     c->lora_req = &o.loras;
+    c->device = &o.device;
     char why[512];
     if (!pt_app_data_dir(c->data_dir, sizeof c->data_dir, why, sizeof why)) {
         app_error("%s", why);

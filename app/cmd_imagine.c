@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "device_opt.h"
 #include "args.h"
 #include "catalog.h"
 #include "commands.h"
@@ -50,6 +51,7 @@ static void usage(FILE *f) {
           "      --tokenizer DIR   vocab.json + merges.txt for a file without a tokenizer\n"
           "      --weights TYPE    auto (as stored), f16, q8_0 or q4_0 (default auto)\n"
           "  -t, --threads N       threads (default: all cores)\n"
+          "      --device DEV      cpu or opencl[:N]; images run on the CPU for now (a note)\n"
           "      --show            draw the image in the terminal once it is saved\n"
           "                        (as `petrel show`: nothing when stdout is not a terminal)\n"
           "      --graphics MODE   how --show draws: auto, kitty, iterm2, sixel, symbols, none\n"
@@ -64,6 +66,7 @@ typedef struct imagine_options {
     pt_gfx_proto graphics;      /* --graphics / PETREL_GRAPHICS */
     bool set_sampler, set_steps, set_cfg; /* given: else the model's defaults */
     pt_image_params ip;
+    app_device device;          /* --device: diffusion runs on the CPU for now (a note) */
 } imagine_options;
 
 /* An integer option's value v (NULL: missing, already reported) in
@@ -98,6 +101,8 @@ static int parse(imagine_options *o, int argc, char **argv) {
             o->ip.use_taesd = true;
         } else if (!strcmp(a, "--show")) {
             o->show = true;
+        } else if (!strcmp(a, "--device")) {
+            if (app_device_parse(&o->device, arg_value(argc, argv, &i)) < 0) return 2;
         } else if (!strcmp(a, "--graphics")) {
             if (!(graphics = arg_value(argc, argv, &i))) return 2;
         } else if (!strcmp(a, "--tokenizer")) {
@@ -303,6 +308,8 @@ int cmd_imagine(int argc, char **argv) {
 
     app_catch_sigbus(o.model);
     if (pt_threadpool_new(o.n_threads, &pool, &err) != PT_OK) return app_fail(&err);
+    if (o.device.backend == PT_BACKEND_OPENCL)
+        fprintf(stderr, "petrel: imagine has no OpenCL path yet: running on the CPU\n");
     pt_image_model_params mp = pt_image_model_default_params();
     mp.cpu = getenv("PETREL_CPU");
     mp.threadpool = pool;

@@ -15,6 +15,8 @@ static void usage(FILE *f) {
     fputs("usage: petrel info [--tensors] [--full] MODEL\n"
           "       petrel info ADAPTER     (a LoRA adapter: PEFT folder or GGUF adapter file)\n"
           "       petrel info --terminal [--graphics MODE]\n"
+          "       petrel info --devices\n"
+          "  --devices   list the OpenCL platforms and devices (--device opencl:N runs on N)\n"
           "  --tensors   list every tensor with its type, shape and size\n"
           "  --full      show long metadata arrays in full\n"
           "  --terminal  ask the controlling terminal what pictures it can show (sixel,\n"
@@ -86,6 +88,35 @@ static int terminal_info(const char *graphics) {
     return 0;
 }
 
+/* info --devices: every OpenCL device, numbered as --device opencl:N
+ * takes them; no platform is one line saying so (and status 0: nothing
+ * is wrong with petrel, the models run on the CPU). */
+static int devices_info(void) {
+    enum { CAP = 16 };
+    static pt_device_info devs[CAP];
+    int n = 0;
+    pt_error err = {0};
+    if (pt_devices_list(devs, CAP, &n, &err) != PT_OK) {
+        printf("no OpenCL devices: %s\n", err.msg);
+        return 0;
+    }
+    if (n == 0) printf("no OpenCL devices: the platforms list none\n");
+    for (int i = 0; i < n && i < CAP; i++) {
+        const pt_device_info *d = &devs[i];
+        printf("opencl:%d  %s\n", i, d->name);
+        printf("  platform        %s\n", d->platform);
+        printf("  version         %s (driver %s)\n", d->version, d->driver);
+        printf("  compute units   %d\n", d->compute_units);
+        printf("  global memory   %.0f MiB (largest buffer %.0f MiB)%s\n", (double)d->global_mem / 1048576.0,
+               (double)d->max_alloc / 1048576.0, d->unified_memory ? ", shared with the host" : "");
+        printf("  local memory    %.0f KiB\n", (double)d->local_mem / 1024.0);
+        printf("  int8 dot        %s\n", d->int_dot ? "yes" : "no");
+        printf("  subgroups       %s\n", d->subgroups ? "yes" : "no");
+        printf("  extensions      %s\n", d->extensions);
+    }
+    return 0;
+}
+
 int cmd_info(int argc, char **argv) {
     const char *path = NULL, *graphics = NULL;
     bool tensors = false, full = false, terminal = false;
@@ -100,6 +131,8 @@ int cmd_info(int argc, char **argv) {
             full = true;
         } else if (!strcmp(a, "--terminal")) {
             terminal = true;
+        } else if (!strcmp(a, "--devices")) {
+            return devices_info();
         } else if (!strcmp(a, "--graphics")) {
             if (!(graphics = arg_value(argc, argv, &i))) return 2;
         } else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {

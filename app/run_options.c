@@ -13,6 +13,7 @@ void run_options_init(run_options *o) {
     o->sampling = pt_sampler_default_params();
     o->context = pt_context_default_params();
     kv_args_init(&o->kv);
+    app_device_init(&o->device);
 }
 
 void run_options_usage(FILE *f) {
@@ -24,7 +25,9 @@ void run_options_usage(FILE *f) {
           "      --repeat-penalty F   penalise recent tokens (1 = off)\n"
           "      --presence-penalty F --frequency-penalty F\n"
           "      --repeat-last-n N    window of recent tokens the penalties see\n"
-          "adapters:\n"
+          "device:\n", f);
+    fputs(app_device_usage, f);
+    fputs("adapters:\n"
           "      --lora PATH[:SCALE]  a LoRA adapter (PEFT folder or GGUF adapter) at SCALE\n"
           "                           (default 1); repeat to stack up to 8\n"
           "KV cache:\n", f);
@@ -123,6 +126,7 @@ int run_options_parse(run_options *o, int argc, char **argv, int *i) {
         return o->model ? 1 : -1;
     }
     if (!strcmp(a, "--lora")) return run_loras_add(&o->loras, arg_value(argc, argv, i));
+    if (!strcmp(a, "--device")) return app_device_parse(&o->device, arg_value(argc, argv, i));
     if (!strcmp(a, "--temp")) return float_opt(a, arg_value(argc, argv, i), 0, 100, &sp->temperature);
     if (!strcmp(a, "--top-k")) return int_opt(a, arg_value(argc, argv, i), 0, 1 << 30, &sp->top_k);
     if (!strcmp(a, "--top-p")) return float_opt(a, arg_value(argc, argv, i), 0, 1, &sp->top_p);
@@ -161,13 +165,15 @@ int run_session_open(run_session *s, const run_options *o) {
     pt_error err = {0};
     app_catch_sigbus(s->model_path);
     if (pt_threadpool_new(o->context.n_threads, &s->pool, &err) != PT_OK) return app_fail(&err);
-    const pt_model_params mp = app_model_params(s->pool);
+    pt_model_params mp = app_model_params(s->pool);
+    app_device_params(&o->device, &mp);
     pt_context_params cp = o->context;
     cp.threadpool = s->pool;
     if (pt_model_load(s->model_path, &mp, &s->model, &err) != PT_OK) {
         run_session_close(s);
         return app_fail(&err);
     }
+    app_device_report(&o->device, s->model);
     if (pt_context_new(s->model, &cp, &s->ctx, &err) != PT_OK) {
         run_session_close(s);
         return app_fail(&err);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "kv_args.h"
+#include "device_opt.h"
 #include "petrel.h"
 
 /* LoRA adapters asked for with --lora PATH[:SCALE] (repeatable). */
@@ -34,6 +35,7 @@ typedef struct run_options {
     pt_context_params context;
     run_loras loras;              /* --lora */
     kv_args kv;                   /* --kv-type, --kv-ram, --kv-spill-dir (into context) */
+    app_device device;            /* --device */
 } run_options;
 
 void run_options_init(run_options *o);

@@ -45,6 +45,10 @@
  * No result depends on the split: each output element is computed by the
  * same operations whichever thread or chunk computes it.
  *
+ * A model placed on a device (pt_llm_place, llm_graph.h) runs there
+ * instead: pt_llm_state_new, _free, _kv_bytes and pt_llm_forward hand its
+ * state and chunks to llm_graph.c; n_past, reset and truncate stay here.
+ *
  * Invariant: positions [0, n_past) of the KV cache hold the keys and values
  * of the tokens seen so far; a failed call (bad token, context full) is
  * detected before anything is computed and leaves the state unchanged; a
@@ -55,6 +59,7 @@
 
 #include "attention.h"
 #include "kv_cache.h"
+#include "llm_graph.h"
 #include "matmul.h"
 #include "ops.h"
 #include "ops_simd.h"
@@ -97,6 +102,8 @@ struct pt_llm_state {
     uint8_t *mm_scratch;     /* [n_threads][mm_scratch_n]: the packed products' (qmatmul.h) */
     size_t mm_scratch_n;     /* bytes per thread (0: the kernels need none) */
     const pt_lora_run *lora; /* active LoRA adapters (the context's), or NULL */
+    pt_graph_state *graph;   /* a model placed on a device runs here (llm_graph.h);
+                                then nothing above but n_ctx, n_batch, n_past is set */
 };
 
 /* ---- state -------------------------------------------------------------- */
@@ -122,6 +129,20 @@ pt_status pt_llm_state_new_kv(const pt_llm *m, int n_ctx, int n_batch, int n_thr
     s->n_ctx = n_ctx;
     s->n_batch = n_batch;
     s->cpu = &m->cpu;
+    if (m->graph) {
+        if (kvp && (kvp->type != PT_KV_F32 || kvp->budget_bytes)) {
+            free(s);
+            return pt_fail(err, PT_ERR_UNSUPPORTED,
+                           "a model on a GPU device keeps a float32 KV cache in its memory: no KV type or budget");
+        }
+        pt_status st = pt_graph_state_new(m, n_ctx, n_batch, &s->graph, err);
+        if (st != PT_OK) {
+            free(s);
+            return st;
+        }
+        *out = s;
+        return PT_OK;
+    }
 
     const pt_kv_opts kvo = {kvp ? kvp->type : PT_KV_F32, &m->cpu, kvp ? kvp->budget_bytes : 0,
                             kvp ? kvp->spill_dir : NULL};
@@ -177,6 +198,11 @@ pt_status pt_llm_state_new_kv(const pt_llm *m, int n_ctx, int n_batch, int n_thr
 
 void pt_llm_state_free(pt_llm_state *s) {
     if (!s) return;
+    if (s->graph) {
+        pt_graph_state_free(s->graph);
+        free(s);
+        return;
+    }
     if (s->owns_tp) pt_threadpool_free(s->tp);
     pt_kv_release(&s->kv);
     free(s->inv_freq);
@@ -197,13 +223,23 @@ void pt_llm_state_free(pt_llm_state *s) {
     free(s);
 }
 
-void pt_llm_state_kv_stats(const pt_llm_state *s, pt_kv_stats *out) { pt_kv_get_stats(&s->kv, out); }
+void pt_llm_state_kv_stats(const pt_llm_state *s, pt_kv_stats *out) {
+    if (s->graph) { /* a device's float32 cache: all in its memory, no budget */
+        *out = (pt_kv_stats){0};
+        out->ram_bytes = pt_graph_kv_bytes(s->graph);
+        return;
+    }
+    pt_kv_get_stats(&s->kv, out);
+}
 
 void pt_llm_state_reset(pt_llm_state *s) { s->n_past = 0; }
 void pt_llm_state_truncate(pt_llm_state *s, int n_keep) { s->n_past = n_keep; }
 int pt_llm_state_n_past(const pt_llm_state *s) { return s->n_past; }
-uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
-pt_kv_cache *pt_llm_state_kv(pt_llm_state *s) { return &s->kv; }
+uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) {
+    return s->graph ? pt_graph_kv_bytes(s->graph) : pt_kv_bytes(&s->kv);
+}
+/* NULL for a state on a device: its cache lives there (llm_graph.c) */
+pt_kv_cache *pt_llm_state_kv(pt_llm_state *s) { return s->graph ? NULL : &s->kv; }
 void pt_llm_state_set_n_past(pt_llm_state *s, int n) { s->n_past = n; }
 void pt_llm_state_set_lora(pt_llm_state *s, const pt_lora_run *lora) { s->lora = lora; }
 
@@ -508,6 +544,17 @@ pt_status pt_llm_forward(const pt_llm *m, pt_llm_state *s, const pt_token *token
         return pt_fail(err, PT_ERR_CONTEXT_FULL,
                        "context full: %d tokens after %d of %d positions would not fit", n, s->n_past,
                        s->n_ctx);
+    if (s->graph) {
+        for (int i0 = 0; i0 < n; i0 += s->n_batch) {
+            const int nc = n - i0 < s->n_batch ? n - i0 : s->n_batch;
+            pt_status st = pt_graph_forward(m, s->graph, tokens + i0, nc, s->n_past,
+                                            all_logits ? all_logits + (size_t)i0 * m->hp.n_vocab : NULL,
+                                            i0 + nc == n ? last_logits : NULL, err);
+            if (st != PT_OK) return st; /* a device failure: positions past n_past are stale */
+            s->n_past += nc;
+        }
+        return PT_OK;
+    }
     pt_threadpool_acquire(s->tp); /* other users of a shared pool wait for this call */
     const int n_past0 = s->n_past;
     pt_status st = PT_OK;

@@ -50,6 +50,8 @@ struct pt_llm {
                                    share one `packed` (owned by output) */
     const float *rope_freqs;    /* [n_rot/2] per-frequency divisors, or NULL */
     pt_llm_layer *layers;       /* [n_layer] */
+    struct pt_llm_graph *graph; /* layers placed on a device (llm_graph.h), or NULL:
+                                   the CPU path of llm_forward.c */
     float *vectors;             /* heap copy every const float * above points into
                                    (norms, biases, rope_freqs), see own_vectors */
 };

@@ -39,6 +39,7 @@
  * metadata-only load stops before repacking: the weights are never read.
  */
 #include "llm_internal.h"
+#include "llm_graph.h"
 
 #include "quant.h"
 #include "status.h"
@@ -670,6 +671,7 @@ void pt_llm_free(pt_llm *m) {
         pt_qweights_free(L->w_up.packed);
         pt_qweights_free(L->w_down.packed);
     }
+    pt_llm_graph_free(m->graph); /* before the vectors its CPU layers view */
     free(m->layers);
     free(m->vectors);
     free(m);

@@ -1,5 +1,6 @@
 /* lora_api.c — the public side of LoRA adapters (pt_lora_* and
  * pt_context_set_loras in petrel.h). */
+#include "llm_graph.h"
 #include "lora.h"
 #include "matmul.h"
 #include "model_internal.h"
@@ -63,6 +64,9 @@ pt_status pt_context_set_loras(pt_context *c, pt_lora *const *adapters, const fl
                                pt_error *err) {
     if (n < 0 || n > PT_LORA_MAX || (n > 0 && !adapters))
         return pt_fail(err, PT_ERR_ARG, "between 0 and %d adapters may be active (%d given)", PT_LORA_MAX, n);
+    if (n > 0 && pt_llm_graph_of(c->model->llm))
+        return pt_fail(err, PT_ERR_UNSUPPORTED,
+                       "LoRA adapters do not run on OpenCL yet: use --device cpu with them");
     int max_rank = 0;
     uint64_t bytes = 0;
     for (int i = 0; i < n; i++) {

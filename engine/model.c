@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm_graph.h"
 #include "model_internal.h"
 #include "quant.h"
 #include "status.h"
@@ -30,7 +31,8 @@ static char *dup_gguf_str(pt_gguf_str s) {
 }
 
 pt_model_params pt_model_default_params(void) {
-    return (pt_model_params){.size = sizeof(pt_model_params), .backend = PT_BACKEND_CPU};
+    return (pt_model_params){.size = sizeof(pt_model_params), .backend = PT_BACKEND_CPU,
+                             .device_layers = -1};
 }
 
 /* The caller's params over the defaults: only its first `size` bytes are
@@ -40,8 +42,8 @@ static pt_status read_model_params(const pt_model_params *given, pt_model_params
     *p = pt_model_default_params();
     pt_status st = pt_params_overlay(p, sizeof *p, given, "pt_model_params", err);
     if (st != PT_OK) return st;
-    if (p->backend != PT_BACKEND_CPU)
-        return pt_fail(err, PT_ERR_UNSUPPORTED, "backend %d is not available (only the CPU)",
+    if (p->backend != PT_BACKEND_CPU && p->backend != PT_BACKEND_OPENCL)
+        return pt_fail(err, PT_ERR_UNSUPPORTED, "backend %d is not available (CPU or OpenCL)",
                        (int)p->backend);
     return PT_OK;
 }
@@ -53,8 +55,24 @@ pt_status pt_model_load(const char *path, const pt_model_params *params, pt_mode
     pt_model_params p;
     pt_cpu cpu;
     pt_status st = read_model_params(params, &p, err);
-    if (st == PT_OK) st = pt_llm_cpu_from_name(p.cpu, &cpu, err);
     if (st != PT_OK) return st;
+    /* OpenCL: open the device first; one that cannot be used is an error
+     * only when required, else the model loads for the CPU with a note */
+    pt_device *dev = NULL;
+    char note[sizeof err->msg] = "";
+    if (p.backend == PT_BACKEND_OPENCL && !p.metadata_only) {
+        pt_error derr = {0};
+        st = pt_device_opencl_open(p.device, p.device_cache, &dev, &derr);
+        if (st != PT_OK && p.device_required) return pt_fail(err, st, "%s", derr.msg);
+        if (st != PT_OK) snprintf(note, sizeof note, "%s", derr.msg);
+    }
+    /* a device's model keeps its matrices unpacked: the device reads them
+     * where they are mapped, its CPU layers on the reference kernels */
+    st = pt_llm_cpu_from_name(dev ? "ref" : p.cpu, &cpu, err);
+    if (st != PT_OK) {
+        pt_device_close(dev);
+        return st;
+    }
     const pt_llm_load_opts opts = {
         .cpu = &cpu,
         .pool = p.threadpool,
@@ -63,10 +81,30 @@ pt_status pt_model_load(const char *path, const pt_model_params *params, pt_mode
         .progress_user = p.progress_user,
     };
     pt_model *m = calloc(1, sizeof *m);
-    if (!m) return pt_fail(err, PT_ERR_NOMEM, "out of memory loading %s", path);
+    if (!m) {
+        pt_device_close(dev);
+        return pt_fail(err, PT_ERR_NOMEM, "out of memory loading %s", path);
+    }
     m->metadata_only = p.metadata_only;
+    snprintf(m->device_note, sizeof m->device_note, "%s", note);
     st = pt_gguf_open(path, &m->gguf, err);
     if (st == PT_OK) st = pt_llm_load_with(m->gguf, &opts, &m->llm, err);
+    if (dev && st != PT_OK) pt_device_close(dev);
+    if (dev && st == PT_OK) { /* placed, or closed on failure */
+        pt_error perr = {0};
+        st = pt_llm_place_last(m->llm, dev, p.device_layers, &perr);
+        if (st != PT_OK && p.device_required) {
+            *err = perr;
+        } else if (st != PT_OK) {
+            /* the device could not take the weights (its memory): the CPU,
+             * on the kernels asked for, with a note */
+            snprintf(m->device_note, sizeof m->device_note, "%s", perr.msg);
+            pt_llm_free(m->llm);
+            m->llm = NULL;
+            st = pt_llm_cpu_from_name(p.cpu, &cpu, err);
+            if (st == PT_OK) st = pt_llm_load_with(m->gguf, &opts, &m->llm, err);
+        }
+    }
     if (st == PT_OK) st = pt_tokenizer_load(m->gguf, &m->tok, err);
     if (st == PT_OK && pt_tokenizer_n_vocab(m->tok) != pt_llm_get_hparams(m->llm)->n_vocab)
         st = pt_fail(err, PT_ERR_FORMAT, "tokenizer has %d tokens but the model's vocabulary is %d",
@@ -117,6 +155,7 @@ void pt_model_get_info(const pt_model *m, pt_model_info *info) {
     const pt_llm_hparams *hp = pt_llm_get_hparams(m->llm);
     pt_llm_pack_info pack;
     pt_llm_get_pack_info(m->llm, &pack);
+    const pt_llm_graph *graph = pt_llm_graph_of(m->llm);
     *info = (pt_model_info){
         .arch = hp->arch_name,
         .name = m->name,
@@ -138,6 +177,9 @@ void pt_model_get_info(const pt_model *m, pt_model_info *info) {
         .ftype = m->ftype,
         .tokenizer = pt_tokenizer_kind(m->tok),
         .chat_template_kind = pt_tmpl_kind_name(m->tmpl.kind),
+        .device = graph ? pt_llm_graph_device_name(graph) : "CPU",
+        .n_device_layers = graph ? pt_llm_graph_device_layers(graph) : 0,
+        .device_note = m->device_note,
         .kernels = pack.variant,
         .n_repacked = pack.n_packed,
         .repacked_bytes = pack.packed_bytes,

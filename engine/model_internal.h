@@ -23,6 +23,7 @@ struct pt_model {
     int64_t n_params;         /* elements over all tensors */
     uint64_t weight_bytes;    /* bytes of tensor data */
     bool metadata_only;       /* loaded without weights: no context may run it */
+    char device_note[320];    /* why an OpenCL load runs on the CPU, or "" */
 };
 
 struct pt_context {

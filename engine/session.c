@@ -120,6 +120,7 @@ static pt_status check_header(const pt_context *ctx, const uint8_t *h, uint64_t 
         get32(h + 52) != (uint32_t)hp->n_vocab)
         return pt_fail(err, PT_ERR_ARG, "the session file was saved with another model");
     pt_kv_cache *kv = pt_llm_state_kv(ctx->state);
+    if (!kv) return pt_fail(err, PT_ERR_UNSUPPORTED, "sessions are not kept for a model on a GPU device yet");
     uint32_t type = get32(h + 12);
     if (type != (uint32_t)pt_kv_type_of(kv))
         return pt_fail(err, PT_ERR_ARG, "the session file holds a %s KV cache, this context's is %s",
@@ -256,6 +257,7 @@ static void put(sink *s, const void *p, size_t n) {
 pt_status pt_context_save_session(const pt_context *ctx, const char *path, pt_error *err) {
     const pt_llm_hparams *hp = pt_llm_get_hparams(ctx->model->llm);
     pt_kv_cache *kv = pt_llm_state_kv(ctx->state);
+    if (!kv) return pt_fail(err, PT_ERR_UNSUPPORTED, "sessions are not kept for a model on a GPU device yet");
     const int n = pt_llm_state_n_past(ctx->state);
     uint8_t h[HEADER_BYTES] = {0};
     memcpy(h, SESSION_MAGIC, 8);

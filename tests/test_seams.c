@@ -65,8 +65,9 @@ static void test_params_size(const char *path) {
     CHECK(pt_model_load(path, &mp, &m, &err) == PT_ERR_ARG && !m && strstr(err.msg, "size"),
           "a newer, larger pt_model_params is refused: %s", err.msg);
     mp = pt_model_default_params();
-    mp.backend = (pt_backend)1;
-    CHECK(pt_model_load(path, &mp, &m, &err) == PT_ERR_UNSUPPORTED && !m, "backend 1: %s", err.msg);
+    CHECK(mp.device_layers < 0 && !mp.device_cache && !mp.device_required, "device defaults: all layers");
+    mp.backend = (pt_backend)2; /* 0 CPU, 1 OpenCL */
+    CHECK(pt_model_load(path, &mp, &m, &err) == PT_ERR_UNSUPPORTED && !m, "backend 2: %s", err.msg);
     mp = pt_model_default_params();
     mp.cpu = "no-such-cpu";
     CHECK(pt_model_load(path, &mp, &m, &err) == PT_ERR_UNSUPPORTED && strstr(err.msg, "no-such-cpu"),

@@ -79,10 +79,12 @@ void pt_threadpool_free(pt_threadpool *pool);
 
 typedef struct pt_model pt_model;
 
-/* Where the model's operations run. Only the CPU exists today; the OpenCL
- * backend will add its value here (any other value is PT_ERR_UNSUPPORTED). */
+/* Where the model's operations run (any other value is PT_ERR_UNSUPPORTED).
+ * OpenCL runs the LLM's layers on a GPU (or PoCL's CPU device); a layer
+ * whose matrix types it has no kernel for stays on the CPU. */
 typedef enum pt_backend {
     PT_BACKEND_CPU = 0,
+    PT_BACKEND_OPENCL = 1,
 } pt_backend;
 
 /* Loading progress: `done` of `total` bytes of weights prepared (repacked
@@ -117,6 +119,17 @@ typedef struct pt_model_params {
      * PT_ERR_ARG. For listing and probing models cheaply. */
     bool metadata_only;
     pt_threadpool *threadpool;    /* repacks on it; NULL: a private pool */
+    /* PT_BACKEND_OPENCL: the device (pt_devices_list's index), how many
+     * layers go to it (the last ones, with the output; < 0: all), where
+     * its compiled programs are cached (NULL: nowhere; the app passes
+     * $XDG_CACHE_HOME/petrel/opencl), and whether a device that cannot be
+     * used is an error (device_required) or a CPU load whose
+     * pt_model_info.device_note says why (the default). The CPU kernels
+     * of such a model are the "ref" variant (nothing is repacked). */
+    int device;
+    int device_layers;
+    const char *device_cache;
+    bool device_required;
 } pt_model_params;
 
 pt_model_params pt_model_default_params(void);
@@ -150,7 +163,33 @@ typedef struct pt_model_info {
     int n_repacked;
     uint64_t repacked_bytes;
     double repack_seconds;
+    /* Where the layers run: "CPU" or the OpenCL device's name, how many
+     * layers it runs, and why an OpenCL load runs on the CPU instead
+     * ("" when it does not). */
+    const char *device;
+    int n_device_layers;
+    const char *device_note;
 } pt_model_info;
+
+/* An OpenCL device as pt_devices_list reports it. */
+typedef struct pt_device_info {
+    char platform[128];
+    char name[128];
+    char version[128];        /* OpenCL version the device reports */
+    char driver[128];
+    uint64_t global_mem, max_alloc, local_mem;  /* bytes */
+    int compute_units;
+    bool unified_memory;      /* shares host memory: weights are used in place */
+    bool int_dot;             /* cl_khr_integer_dot_product / cl_arm_integer_dot_product */
+    bool subgroups;
+    char extensions[4096];    /* truncated to fit */
+} pt_device_info;
+
+/* The OpenCL devices of every platform (their index is
+ * pt_model_params.device): up to cap into out, *n set to how many exist.
+ * PT_ERR_UNSUPPORTED when petrel was built without OpenCL or no platform
+ * is installed (the message says which). */
+pt_status pt_devices_list(pt_device_info *out, int cap, int *n, pt_error *err);
 
 void pt_model_get_info(const pt_model *model, pt_model_info *info);
 

@@ -1,0 +1,90 @@
+/*
+ * ocl.h — the OpenCL host driver: devices, buffers and the kernels of
+ * matmul.cl, ops.cl and attention.cl. Compute only, no engine types
+ * (pointers, shapes and the GGML type ids of kernels/cpu/quant.h).
+ *
+ * Every call returns 0 or an OpenCL status (negative); the message of the
+ * last failure is pt_ocl_error(). Kernels are enqueued on one in-order
+ * queue: calls return before the work is done; pt_ocl_read waits for it.
+ * Buffer shapes are those of the .cl files (row-major float32 unless
+ * said).
+ */
+#ifndef PETREL_OCL_H
+#define PETREL_OCL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pt_ocl pt_ocl;
+typedef struct pt_ocl_mem pt_ocl_mem; /* a cl_mem */
+
+/* One device as `petrel info --devices` shows it. */
+typedef struct pt_ocl_device_info {
+    char platform[128];
+    char name[128];
+    char version[128];       /* CL_DEVICE_VERSION */
+    char driver[128];        /* CL_DRIVER_VERSION */
+    uint64_t global_mem, max_alloc, local_mem;
+    int compute_units;
+    bool unified_memory;     /* CL_DEVICE_HOST_UNIFIED_MEMORY */
+    bool int_dot;            /* cl_khr_integer_dot_product or cl_arm_integer_dot_product */
+    bool subgroups;          /* cl_khr_subgroups or cl_intel_subgroups */
+    bool cpu;                /* CL_DEVICE_TYPE_CPU (PoCL) */
+    char extensions[4096];   /* truncated to fit */
+} pt_ocl_device_info;
+
+/* The devices of every platform, in platform order: fills up to cap
+ * entries of out and returns how many exist (0 when a platform has none),
+ * or a negative status when there is no platform (message in err). */
+int pt_ocl_devices(pt_ocl_device_info *out, int cap, char *err, size_t err_cap);
+
+/* Open device `index` (of pt_ocl_devices' list) and build the kernels.
+ * cache_dir: where program binaries are kept per device and driver
+ * (created when missing), or NULL for none. NULL on failure (message in
+ * err). */
+pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap);
+void pt_ocl_close(pt_ocl *o);
+const char *pt_ocl_error(const pt_ocl *o);
+const pt_ocl_device_info *pt_ocl_info(const pt_ocl *o);
+/* Products on CPU devices use the row kernels of matmul.cl, on others the
+ * work-group kernels; tests set `group` to check the group kernels on a
+ * CPU device too. */
+void pt_ocl_use_group_kernels(pt_ocl *o, bool group);
+/* Whether the program came from the binary cache (tests). */
+bool pt_ocl_from_cache(const pt_ocl *o);
+
+/* A device buffer of `bytes`, filled from init when non-NULL (zeroed
+ * otherwise). With `host` (read-only weights on a unified-memory device)
+ * the buffer uses init in place (CL_MEM_USE_HOST_PTR): init must outlive
+ * it. NULL on failure. */
+pt_ocl_mem *pt_ocl_alloc(pt_ocl *o, size_t bytes, const void *init, bool host);
+void pt_ocl_free(pt_ocl_mem *m);
+int pt_ocl_write(pt_ocl *o, pt_ocl_mem *m, size_t off, const void *src, size_t bytes);
+int pt_ocl_read(pt_ocl *o, pt_ocl_mem *m, size_t off, void *dst, size_t bytes);
+int pt_ocl_copy(pt_ocl *o, pt_ocl_mem *dst, size_t dst_off, pt_ocl_mem *src, size_t src_off,
+                size_t bytes);
+int pt_ocl_finish(pt_ocl *o);
+
+/* Whether pt_ocl_matmul has a kernel for the type. */
+bool pt_ocl_has_type(uint32_t type);
+/* y[t][r] = W[r] . x[t]: W rows x cols of `type` (GGUF layout), x [n][cols], y [n][rows]. */
+int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t cols,
+                  pt_ocl_mem *x, int n, pt_ocl_mem *y);
+/* y[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w over `rows` rows of dim (w NULL: none; y may be x). */
+int pt_ocl_rmsnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *w, int rows, int dim,
+                   float eps);
+int pt_ocl_add(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, int64_t count);
+int pt_ocl_add_bias(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *b, int rows, int dim);
+/* x [n][n_heads][head_dim] rotated by cs [n][n_rot] (kernels/cpu/ops.h pt_rope). */
+int pt_ocl_rope(pt_ocl *o, pt_ocl_mem *x, pt_ocl_mem *cs, int n, int n_heads, int head_dim,
+                int n_rot, bool neox);
+/* g = act(g) * u over count floats; gelu: GELU's tanh form, else silu. */
+int pt_ocl_act_mul(pt_ocl *o, pt_ocl_mem *g, pt_ocl_mem *u, int64_t count, bool gelu);
+int pt_ocl_softmax(pt_ocl *o, pt_ocl_mem *x, int rows, int n);
+/* attention.cl: out, q [n][H][D]; kc, vc [n_ctx][Hkv][D]; D <= PT_OCL_MAX_HEAD_DIM. */
+#define PT_OCL_MAX_HEAD_DIM 256
+int pt_ocl_attention(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *kc, pt_ocl_mem *vc,
+                     int n, int H, int Hkv, int D, int p0, int window, float scale);
+
+#endif

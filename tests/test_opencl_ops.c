@@ -1,0 +1,294 @@
+/*
+ * test_opencl_ops.c — every op of the OpenCL device against the CPU
+ * device's (backend.h; the CPU's is plain C on the reference kernels), on
+ * random inputs of random and odd shapes, as ggml's test-backend-ops.
+ *
+ * Tolerance: each result's largest absolute difference from the CPU's
+ * must be within TOL times the largest magnitude of the CPU's result
+ * (or of 1 when that is smaller). Both run the same float32 arithmetic
+ * in another summation order (and exp / tanh / sqrt of another library),
+ * so the differences are rounding: about 1e-6 relative; TOL = 1e-4 is a
+ * margin of 100 that a wrong index, a missed block or a lost term
+ * (differences of order 1) cannot pass.
+ */
+#include "check.h"
+#include "opencl_test.h"
+
+#include "backend.h"
+#include "ocl.h"
+#include "ops.h"
+#include "quant.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#define TOL 1e-4
+
+static pt_device *cpu, *ocl;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static float frand(void) { /* uniform in [-1, 1) */
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((rng >> 40) * (1.0 / (1 << 23))) - 1.0f;
+}
+
+static int irand(int lo, int hi) { /* [lo, hi] */
+    return lo + (int)((frand() + 1.0f) * 0.5f * (float)(hi - lo + 1)) % (hi - lo + 1);
+}
+
+static float *rand_vec(size_t n, float scale) {
+    float *v = malloc(n * sizeof *v + 4);
+    for (size_t i = 0; i < n; i++) v[i] = frand() * scale;
+    return v;
+}
+
+/* A buffer pair: the same floats on both devices. */
+typedef struct pair {
+    pt_buf *c, *o;
+    size_t n;
+} pair;
+
+static pair up(const float *v, size_t n) {
+    pair p = {cpu->ops->alloc(cpu, n * 4, v), ocl->ops->alloc(ocl, n * 4, v), n};
+    if (!p.c || !p.o) {
+        fprintf(stderr, "buffer allocation failed\n");
+        exit(1);
+    }
+    return p;
+}
+
+static void down(pair p) {
+    cpu->ops->free(cpu, p.c);
+    ocl->ops->free(ocl, p.o);
+}
+
+/* Compare the n floats of both sides; returns the relative difference. */
+static double compare(pair p, const char *what) {
+    float *a = malloc(p.n * 4 + 4), *b = malloc(p.n * 4 + 4);
+    const pt_status sa = cpu->ops->read(cpu, p.c, 0, a, p.n * 4);
+    const pt_status sb = ocl->ops->read(ocl, p.o, 0, b, p.n * 4);
+    CHECK(sa == PT_OK && sb == PT_OK, "%s: read failed: %s", what, ocl->err.msg);
+    double worst = 0, mag = 1;
+    bool finite = true;
+    for (size_t i = 0; i < p.n; i++) {
+        if (!isfinite(b[i])) finite = false;
+        const double d = fabs((double)a[i] - b[i]);
+        if (d > worst) worst = d;
+        if (fabs(a[i]) > mag) mag = fabs(a[i]);
+    }
+    CHECK(finite && worst <= TOL * mag, "%s: max |diff| %.3g against max |ref| %.3g", what, worst, mag);
+    free(a);
+    free(b);
+    return worst / mag;
+}
+
+static double worst_mm;
+
+static void test_matmul(uint32_t type, int rows, int cols, int n) {
+    const size_t rb = pt_type_row_bytes(type, cols);
+    uint8_t *w = malloc(rb * rows);
+    float *row = rand_vec((size_t)cols, 1.0f);
+    for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < cols; c++) row[c] = frand();
+        pt_quantize_row(type, row, w + rb * r, cols);
+    }
+    pt_buf *wc = cpu->ops->weight(cpu, w, rb * rows), *wo = ocl->ops->weight(ocl, w, rb * rows);
+    float *xv = rand_vec((size_t)n * cols, 1.0f);
+    pair x = up(xv, (size_t)n * cols), y = up(NULL, (size_t)n * rows);
+    char what[96];
+    snprintf(what, sizeof what, "matmul %s %dx%d n=%d", pt_type_name(type), rows, cols, n);
+    CHECK(cpu->ops->matmul(cpu, type, wc, rows, cols, x.c, n, y.c) == PT_OK, "%s cpu", what);
+    CHECK(ocl->ops->matmul(ocl, type, wo, rows, cols, x.o, n, y.o) == PT_OK, "%s: %s", what, ocl->err.msg);
+    const double e = compare(y, what);
+    if (e > worst_mm) worst_mm = e;
+    down(x);
+    down(y);
+    cpu->ops->free(cpu, wc);
+    ocl->ops->free(ocl, wo);
+    free(w);
+    free(row);
+    free(xv);
+}
+
+static void test_rmsnorm(int rows, int dim, bool weighted, bool in_place) {
+    float *xv = rand_vec((size_t)rows * dim, 3.0f), *wv = rand_vec((size_t)dim, 2.0f);
+    pair x = up(xv, (size_t)rows * dim), w = up(wv, dim), y = up(NULL, (size_t)rows * dim);
+    pair *out = in_place ? &x : &y;
+    CHECK(cpu->ops->rmsnorm(cpu, out->c, x.c, weighted ? w.c : NULL, rows, dim, 1e-5f) == PT_OK, "cpu");
+    CHECK(ocl->ops->rmsnorm(ocl, out->o, x.o, weighted ? w.o : NULL, rows, dim, 1e-5f) == PT_OK, "%s",
+          ocl->err.msg);
+    char what[96];
+    snprintf(what, sizeof what, "rmsnorm %dx%d w=%d in_place=%d", rows, dim, weighted, in_place);
+    compare(*out, what);
+    down(x), down(w), down(y);
+    free(xv), free(wv);
+}
+
+static void test_add(int rows, int dim) {
+    const size_t n = (size_t)rows * dim;
+    float *yv = rand_vec(n, 1.0f), *xv = rand_vec(n, 1.0f), *bv = rand_vec((size_t)dim, 1.0f);
+    pair y = up(yv, n), x = up(xv, n), b = up(bv, dim);
+    CHECK(cpu->ops->add(cpu, y.c, x.c, (int64_t)n) == PT_OK && ocl->ops->add(ocl, y.o, x.o, (int64_t)n) == PT_OK,
+          "add: %s", ocl->err.msg);
+    CHECK(cpu->ops->add_bias(cpu, y.c, b.c, rows, dim) == PT_OK &&
+          ocl->ops->add_bias(ocl, y.o, b.o, rows, dim) == PT_OK, "add_bias: %s", ocl->err.msg);
+    char what[64];
+    snprintf(what, sizeof what, "add + add_bias %dx%d", rows, dim);
+    compare(y, what);
+    down(y), down(x), down(b);
+    free(yv), free(xv), free(bv);
+}
+
+static void test_rope(int n, int heads, int head_dim, int n_rot, bool neox, int p0) {
+    const size_t sz = (size_t)n * heads * head_dim;
+    float *xv = rand_vec(sz, 2.0f), *inv = malloc((size_t)n_rot / 2 * 4 + 4), *cs = malloc((size_t)n * n_rot * 4);
+    pt_rope_inv_freq(inv, n_rot, 10000.0f, 1.0f, NULL);
+    for (int t = 0; t < n; t++) pt_rope_table(cs + (size_t)t * n_rot, inv, n_rot, p0 + t);
+    pair x = up(xv, sz), c = up(cs, (size_t)n * n_rot);
+    CHECK(cpu->ops->rope(cpu, x.c, c.c, n, heads, head_dim, n_rot, neox) == PT_OK &&
+          ocl->ops->rope(ocl, x.o, c.o, n, heads, head_dim, n_rot, neox) == PT_OK, "rope: %s", ocl->err.msg);
+    char what[96];
+    snprintf(what, sizeof what, "rope n=%d heads=%d D=%d rot=%d neox=%d", n, heads, head_dim, n_rot, neox);
+    compare(x, what);
+    down(x), down(c);
+    free(xv), free(inv), free(cs);
+}
+
+static void test_act(int64_t count, pt_ffn_act act) {
+    float *gv = rand_vec((size_t)count, 6.0f), *uv = rand_vec((size_t)count, 2.0f);
+    pair g = up(gv, (size_t)count), u = up(uv, (size_t)count);
+    CHECK(cpu->ops->act_mul(cpu, g.c, u.c, count, act) == PT_OK &&
+          ocl->ops->act_mul(ocl, g.o, u.o, count, act) == PT_OK, "act_mul: %s", ocl->err.msg);
+    char what[64];
+    snprintf(what, sizeof what, "act_mul %s n=%lld", act == PT_FFN_SILU ? "silu" : "gelu", (long long)count);
+    compare(g, what);
+    down(g), down(u);
+    free(gv), free(uv);
+}
+
+static void test_softmax(int rows, int n) {
+    float *xv = rand_vec((size_t)rows * n, 8.0f);
+    pair x = up(xv, (size_t)rows * n);
+    CHECK(cpu->ops->softmax(cpu, x.c, rows, n) == PT_OK && ocl->ops->softmax(ocl, x.o, rows, n) == PT_OK,
+          "softmax: %s", ocl->err.msg);
+    char what[64];
+    snprintf(what, sizeof what, "softmax %dx%d", rows, n);
+    compare(x, what);
+    down(x);
+    free(xv);
+}
+
+/* Attention of n queries at p0.. over a cache of p0 + n positions (filled
+ * at random, as earlier tokens would have), window 0 or a sliding one. */
+static void test_attention(int n, int H, int Hkv, int D, int p0, int window) {
+    const int KD = Hkv * D, n_ctx = p0 + n + 3;
+    float *qv = rand_vec((size_t)n * H * D, 1.5f), *kv = rand_vec((size_t)n_ctx * KD, 1.5f),
+          *vv = rand_vec((size_t)n_ctx * KD, 1.0f);
+    pair q = up(qv, (size_t)n * H * D), k = up(kv, (size_t)n_ctx * KD), v = up(vv, (size_t)n_ctx * KD),
+         o = up(NULL, (size_t)n * H * D);
+    const pt_attn_shape a = {n, H, Hkv, D, p0, window, 1.0f / sqrtf((float)D)};
+    CHECK(cpu->ops->attention(cpu, o.c, q.c, k.c, v.c, &a) == PT_OK, "cpu attention");
+    CHECK(ocl->ops->attention(ocl, o.o, q.o, k.o, v.o, &a) == PT_OK, "attention: %s", ocl->err.msg);
+    char what[96];
+    snprintf(what, sizeof what, "attention n=%d H=%d Hkv=%d D=%d p0=%d window=%d", n, H, Hkv, D, p0, window);
+    compare(o, what);
+    down(q), down(k), down(v), down(o);
+    free(qv), free(kv), free(vv);
+}
+
+/* write / read / copy at offsets (the KV cache store). */
+static void test_copy(void) {
+    float *src = rand_vec(100, 1.0f);
+    pair a = up(src, 100), b = up(NULL, 300);
+    CHECK(cpu->ops->copy(cpu, b.c, 37 * 4, a.c, 11 * 4, 80 * 4) == PT_OK &&
+          ocl->ops->copy(ocl, b.o, 37 * 4, a.o, 11 * 4, 80 * 4) == PT_OK, "copy: %s", ocl->err.msg);
+    CHECK(cpu->ops->write(cpu, b.c, 250 * 4, src, 50 * 4) == PT_OK &&
+          ocl->ops->write(ocl, b.o, 250 * 4, src, 50 * 4) == PT_OK, "write: %s", ocl->err.msg);
+    float got[7];
+    CHECK(ocl->ops->read(ocl, b.o, 40 * 4, got, sizeof got) == PT_OK && memcmp(got, src + 14, sizeof got) == 0,
+          "read at an offset");
+    compare(b, "copy + write at offsets");
+    down(a), down(b);
+    free(src);
+}
+
+/* Every type on fixed edge shapes (one row, one block, a partial row
+ * group, a partial token tile, many blocks) and random ones. */
+static void test_matmuls(void) {
+    const uint32_t types[] = {PT_TYPE_F32,  PT_TYPE_F16,  PT_TYPE_BF16, PT_TYPE_Q4_0, PT_TYPE_Q4_1,
+                              PT_TYPE_Q5_0, PT_TYPE_Q5_1, PT_TYPE_Q8_0, PT_TYPE_Q4_K, PT_TYPE_Q5_K,
+                              PT_TYPE_Q6_K};
+    int n_mm = 0;
+    worst_mm = 0;
+    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++) {
+        const uint32_t t = types[ti];
+        const bool fl = t == PT_TYPE_F32 || t == PT_TYPE_F16 || t == PT_TYPE_BF16;
+        CHECK(ocl->ops->has_type(t), "OpenCL has %s", pt_type_name(t));
+        const int blk = t == PT_TYPE_Q4_K || t == PT_TYPE_Q5_K || t == PT_TYPE_Q6_K ? 256 : 32;
+        /* n >= 32: gemm.cl's tiles on GPUs (partial tiles of rows and tokens) */
+        const int shapes[][3] = {{1, blk, 1},   {3, blk, 2},       {5, 2 * blk, 8},    {7, 3 * blk, 9},
+                                 {130, 256, 1}, {66, 17 * blk, 17}, {70, 3 * blk, 40}, {129, blk, 65}};
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++, n_mm++)
+            test_matmul(t, shapes[s][0], shapes[s][1], shapes[s][2]);
+        for (int r = 0; r < 4; r++, n_mm++) {
+            const int cols = fl ? irand(1, 300) : blk * irand(1, blk == 32 ? 20 : 4);
+            test_matmul(t, irand(1, 70), cols, irand(1, 70));
+        }
+    }
+    CHECK(!ocl->ops->has_type(PT_TYPE_Q8_1), "no Q8_1 kernel: a layer with one falls back to the CPU");
+    printf("matmul: %d shapes, worst relative difference %.2g\n", n_mm, worst_mm);
+}
+
+int main(void) {
+    ocl = ocl_test_open("opencl_ops");
+    pt_error err = {0};
+    CHECK(pt_device_cpu_open(&cpu, &err) == PT_OK, "cpu device: %s", err.msg);
+    printf("device: %s\n", ocl->name);
+
+    /* the products twice: the kernels this device picks (on PoCL the row
+     * kernels), then the work-group kernels GPUs run */
+    pt_ocl *o = ocl->impl;
+    for (int group = 0; group < 2; group++) {
+        pt_ocl_use_group_kernels(o, group == 1);
+        printf("matmul kernels: %s\n", group || !pt_ocl_info(o)->cpu ? "work-group (tiled gemm from 32 tokens)" : "row");
+        test_matmuls();
+    }
+    pt_ocl_use_group_kernels(o, false);
+
+    test_rmsnorm(1, 1, true, false);
+    test_rmsnorm(5, 37, true, false);
+    test_rmsnorm(3, 576, false, true);
+    test_rmsnorm(9, 64, true, true);
+    test_rmsnorm(2, 1000, true, false);
+    test_add(1, 1);
+    test_add(7, 65);
+    test_add(3, 576);
+    test_rope(1, 1, 64, 64, false, 0);
+    test_rope(5, 9, 64, 64, true, 17);
+    test_rope(3, 3, 48, 32, false, 1000); /* partial rotation: 16 dims untouched */
+    test_rope(2, 4, 128, 128, true, 4095);
+    test_act(1, PT_FFN_SILU);
+    test_act(1537, PT_FFN_SILU);
+    test_act(999, PT_FFN_GELU_TANH);
+    test_softmax(1, 1);
+    test_softmax(3, 65);
+    test_softmax(2, 1000);
+    test_attention(1, 1, 1, 64, 0, 0);       /* the first token */
+    test_attention(5, 4, 2, 64, 3, 0);       /* GQA, a prompt after 3 tokens */
+    test_attention(1, 9, 3, 64, 130, 0);     /* decode over three chunks of 64 */
+    test_attention(9, 6, 6, 48, 70, 0);      /* MHA, odd head size */
+    test_attention(7, 4, 1, 256, 40, 16);    /* sliding window, gemma3's head size */
+    test_attention(3, 2, 2, 32, 200, 100);   /* window smaller than the history */
+    test_copy();
+
+    CHECK(ocl->ops->matmul(ocl, PT_TYPE_Q8_1, NULL, 1, 256, NULL, 1, NULL) != PT_OK,
+          "a type without a kernel is an error, not a crash");
+    const pt_attn_shape big = {1, 1, 1, 512, 0, 0, 1.0f};
+    CHECK(ocl->ops->attention(ocl, NULL, NULL, NULL, NULL, &big) != PT_OK && strstr(ocl->err.msg, "head size"),
+          "a head size beyond the kernel's is an error: %s", ocl->err.msg);
+    pt_device_close(ocl);
+    pt_device_close(cpu);
+    return check_done("opencl_ops");
+}
