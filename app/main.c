@@ -9,6 +9,7 @@
 #include "args.h"
 #include "catalog.h"
 #include "commands.h"
+#include "kv_args.h"
 #include "paths.h"
 #include "pull_entry.h"
 #include "run_options.h"
@@ -41,6 +42,7 @@ static void usage(FILE *f) {
           "  --graphics auto|sixel|kitty|iterm2|symbols|none  (or PETREL_GRAPHICS)\n"
           "  --image-model PATH  the studio's image model (default: the bundled demo model)\n"
           "  --lora PATH[:SCALE]  a LoRA adapter active from the start (repeat to stack; /lora in the chat)\n"
+          "  --kv-type f32|f16|q8|q8f8   --kv-ram MB   --kv-spill-dir DIR  (the KV cache, as for run)\n"
           "options:\n"
           "  -h, --help     this help; COMMAND --help for a command's options\n"
           "  --version      print the version\n", f);
@@ -79,6 +81,10 @@ static int open_app(int argc, char **argv, bool demo) {
     }
     o.data_dir = data_dir;
     run_loras loras = {0};   /* --lora: its strings live while the app runs */
+    kv_args kv;              /* --kv-type, --kv-ram, --kv-spill-dir: into kv_cp, then o */
+    kv_args_init(&kv);
+    pt_context_params kv_cp = pt_context_default_params();
+    int kv_rc;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
@@ -100,6 +106,8 @@ static int open_app(int argc, char **argv, bool demo) {
             if (!(o.image_model = arg_value(argc, argv, &i))) return 2;
         } else if (!strcmp(a, "--lora")) {
             if (run_loras_add(&loras, arg_value(argc, argv, &i)) < 0) return 2;
+        } else if ((kv_rc = kv_args_parse(&kv, &kv_cp, argc, argv, &i, false)) != 0) {
+            if (kv_rc < 0) return 2;
         } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
             if (!(v = arg_value(argc, argv, &i)) || !arg_int(v, 0, 1024, &o.n_threads)) goto bad_number;
         } else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) {
@@ -141,6 +149,9 @@ static int open_app(int argc, char **argv, bool demo) {
     if (!catalog) o.catalog_why = cat_err.msg;   /* the UI escapes it */
     o.catalog = catalog;
     o.pull = app_pull_entry;
+    o.kv_type = (int)kv_cp.kv_type;
+    o.kv_ram_mb = kv_cp.kv_ram_mb;
+    o.kv_spill_dir = kv_cp.kv_spill_dir;
     o.n_loras = loras.n;
     o.lora_paths = loras.path;
     o.lora_scales = loras.scale;

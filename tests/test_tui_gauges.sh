@@ -114,4 +114,28 @@ tui_check "RSS and peak match /proc after generating" rss_check
 
 tui_keys C-q
 tui_check "^Q quits" tui_wait_dead 60
+
+# --- the KV gauge with a RAM budget: RAM and disk segments, the budget --------
+# q8 pages of 256 positions are about 100 KiB a layer for SmolLM2, so one
+# turn's cache outgrows a 1 MiB budget: the rest sits in the spill file,
+# and RAM stays within the budget plus a layer's pages (kv_cache.h).
+tui_start 100 30 "$PETREL -n 24 --kv-type q8 --kv-ram 1" "XDG_CACHE_HOME=$TUI_TMP/cache"
+tui_check "app ready (KV budget)" tui_wait_ready 120
+tui_type "Tell me about the sea."
+tui_keys Enter
+tui_check "reply finished (KV budget)" tui_wait '(end of reply|length limit \(/max\)): [0-9]+ tokens' 120
+kv_line=$(tui_screen | grep -oE 'KV +\[[| ]*[0-9.]+[KMG]? ram [0-9.]+[KMG]? disk /[0-9.]+[KMG]\]' | head -1)
+echo "# $kv_line"
+kram=$(sed -nE 's/.*[| []([0-9.]+[KMG]?) ram .*/\1/p' <<< "$kv_line")
+kdisk=$(sed -nE 's/.* ram ([0-9.]+[KMG]?) disk .*/\1/p' <<< "$kv_line")
+kbud=$(sed -nE 's/.* disk \/([0-9.]+[KMG])\].*/\1/p' <<< "$kv_line")
+tui_check "KV gauge shows RAM, disk and the budget (${kv_line:-none})" [ -n "$kram" ] && [ -n "$kdisk" ] && [ -n "$kbud" ]
+tui_check "budget shown ${kbud:-?} is 1 MiB" tui_true "$(tui_bytes "${kbud:-0}") == 1048576"
+tui_check "pages on disk (${kdisk:-?})" tui_true "$(tui_bytes "${kdisk:-0}") > 0"
+tui_check "RAM ${kram:-?} within the budget and one layer's pages" \
+    tui_true "$(tui_bytes "${kram:-0}") <= 1048576 + 256 * 1024"
+[ -z "$(ls -A "$TUI_TMP/cache/petrel" 2>/dev/null)" ] && tui_ok "the spill file has no name on disk" ||
+    tui_bad "files left in the spill directory: $(ls "$TUI_TMP/cache/petrel")"
+tui_keys C-q
+tui_check "^Q quits (KV budget)" tui_wait_dead 60
 tui_done

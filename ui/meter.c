@@ -181,14 +181,27 @@ static void up_kv(const pt_ui_stats *st, pt_meter_value *v) {
         snprintf(v->brief, sizeof v->brief, "-");
         return;
     }
-    /* One segment: the KV cache lives in RAM only (spilling to disk comes
-     * with the KV-memory work, which adds a second segment back). */
-    v->n_seg = 1;
-    v->v[0] = (double)st->mem.kv_bytes_ram;
-    v->total = v->v[0];
-    pt_fmt_bytes(st->mem.kv_bytes_ram, a, sizeof a);
-    snprintf(v->text, sizeof v->text, "%s ram", a);
-    snprintf(v->brief, sizeof v->brief, "%s", a);
+    /* Two segments: the pages in RAM, then those only in the spill file;
+     * full scale is the RAM budget (--kv-ram) when one is set and the
+     * cache fits it, else the whole cache. Pages read ahead from disk
+     * move bytes from the second segment to the first. */
+    const pt_kv_stats *kv = &st->kv;
+    char d[12], b[12];
+    v->n_seg = 2;
+    v->v[0] = (double)kv->ram_bytes;
+    v->v[1] = (double)kv->disk_bytes;
+    const double all = v->v[0] + v->v[1];
+    v->total = kv->budget_bytes && (double)kv->budget_bytes > all ? (double)kv->budget_bytes : all;
+    pt_fmt_bytes(kv->ram_bytes, a, sizeof a);
+    if (!kv->budget_bytes && !kv->disk_bytes) {
+        snprintf(v->text, sizeof v->text, "%s ram", a);
+        snprintf(v->brief, sizeof v->brief, "%s", a);
+        return;
+    }
+    pt_fmt_bytes(kv->disk_bytes, d, sizeof d);
+    pt_fmt_bytes(kv->budget_bytes, b, sizeof b);
+    snprintf(v->text, sizeof v->text, "%s ram %s disk /%s", a, d, b);
+    snprintf(v->brief, sizeof v->brief, "%s+%s", a, d);
 }
 
 static void up_ctx(const pt_ui_stats *st, pt_meter_value *v) {

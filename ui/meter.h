@@ -36,6 +36,7 @@ typedef struct pt_ui_stats {
     /* engine memory (pt_context_memory) */
     bool have_mem;
     pt_memory_stats mem;
+    pt_kv_stats kv;          /* pt_context_kv_stats, with mem */
     /* decode throughput history, oldest first */
     float spark[PT_SPARK_MAX];
     int n_spark;

@@ -438,7 +438,7 @@ static void complete(pt_app *a) {
 /* ---- events from the worker ---- */
 
 static void on_event(pt_app *a, pt_ui_event *ev) {
-    if (ev->has_mem) { a->st.mem = ev->mem; a->st.have_mem = true; }
+    if (ev->has_mem) { a->st.mem = ev->mem; a->st.kv = ev->kv; a->st.have_mem = true; }
     switch (ev->kind) {
     case PT_EV_LOADED:
         /* a later load may already be on its way: only the latest counts */
@@ -905,6 +905,11 @@ int pt_ui_run(const pt_ui_options *opts) {
         app_free(a);
         return 1;
     }
+    /* read by the worker thread only in the load commands posted below
+     * (the command queue's lock orders these writes before them) */
+    a->worker.kv_type = opts->kv_type;
+    a->worker.kv_ram_mb = opts->kv_ram_mb;
+    a->worker.kv_spill_dir = opts->kv_spill_dir;
     pt_mscreen_init(a);   /* the Models screen's job thread, beside the worker */
 
     char path[4096];

@@ -25,6 +25,11 @@ typedef struct pt_ui_options {
     const char *data_dir;     /* user data directory (models/, chats/) */
     int n_threads;            /* 0 = all cores */
     int n_ctx;                /* 0 = default */
+    /* The KV cache of every chat context (pt_context_params' fields of
+     * the same names): --kv-type, --kv-ram, --kv-spill-dir */
+    int kv_type;
+    int kv_ram_mb;
+    const char *kv_spill_dir;
     bool demo;                /* start in demo mode */
     int n_predict;            /* max tokens per reply; 0 = default (256), /max changes it */
     const char *color;        /* "auto" or NULL, "256", "16", "8", "mono"; NO_COLOR

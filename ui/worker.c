@@ -82,6 +82,7 @@ void pt_model_card_from_info(pt_model_card *c, const pt_model_info *info) {
 static void attach_mem(pt_worker *w, pt_ui_event *ev) {
     if (!ev || !w->sess.ctx) return;
     pt_context_memory(w->sess.ctx, &ev->mem);
+    pt_context_kv_stats(w->sess.ctx, &ev->kv);
     ev->has_mem = true;
     w->last_mem_t = pt_ui_now();
 }
@@ -358,6 +359,9 @@ static void do_load(pt_worker *w, wcmd *c) {
     if (w->n_ctx > 0) cp.n_ctx = w->n_ctx;
     if (w->n_threads > 0) cp.n_threads = w->n_threads;
     cp.threadpool = w->pool;
+    cp.kv_type = (pt_kv_type)w->kv_type;
+    cp.kv_ram_mb = w->kv_ram_mb;
+    cp.kv_spill_dir = w->kv_spill_dir;
     load_ctx lc = {w, c->load_id, 0};
     pt_model_params mp = model_params(w);
     mp.progress = on_load_progress;

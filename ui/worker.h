@@ -114,6 +114,7 @@ typedef struct pt_ui_event {
     pt_model_card card;            /* LOADED, PROBED */
     bool has_mem;
     pt_memory_stats mem;
+    pt_kv_stats kv;          /* with has_mem: the KV cache's RAM, disk and budget */
     uint64_t load_done, load_total; /* LOAD_PROGRESS */
     double t;                      /* pt_ui_now() when posted */
     /* image jobs */
@@ -154,6 +155,8 @@ typedef struct pt_worker {
     atomic_bool turn_cancel;  /* the engine's flag: running_turn <= cancel_upto */
     atomic_bool finished;  /* set by the thread as its last act */
     int n_ctx, n_threads;
+    int kv_type, kv_ram_mb;   /* set after pt_worker_start, before the first load: every context's KV cache */
+    const char *kv_spill_dir;
     pt_threadpool *pool;   /* worker thread only: the process's one pool, made by the
                               first load (so its threads inherit the worker's signal mask) */
     /* image jobs: the same discipline as turns, numbered apart (their
