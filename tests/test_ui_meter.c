@@ -58,8 +58,8 @@ static void test_bars(void) {
     CHECK(count_style(&line, PT_CS_BAR1) == 8, "quarter bar: %d cells", count_style(&line, PT_CS_BAR1));
     CHECK(strncmp(line.text, "Context [||||||||", 17) == 0, "bar text: %s", line.text);
     CHECK(strstr(line.text, "1024/4096 tok]") != NULL, "text right-aligned in the bar: %s", line.text);
-    /* one segment: KV in RAM (no disk spill yet) */
-    st.mem.kv_bytes_ram = 3 << 20;
+    /* no budget and nothing spilled: one full segment, the KV in RAM */
+    st.kv.ram_bytes = 3 << 20;
     memset(&v, 0, sizeof v);
     pt_meters[PT_METER_KV].update(&st, &v);
     pt_meter_render(&pt_meters[PT_METER_KV], &v, &st, PT_MM_BAR, 8, 120, 0, &line);
@@ -68,6 +68,25 @@ static void test_bars(void) {
     CHECK(b1 == 101, "ram segment %d", b1);
     CHECK(b2 == 0, "no second segment: %d", b2);
     CHECK(strstr(line.text, "3.00M ram]") != NULL && !strstr(line.text, "disk"), "kv text: %s", line.text);
+    /* a budget of 4 MiB, 3 MiB in RAM and 1 MiB only on disk: the cache
+     * fills the budget, RAM three quarters of the bar, disk the rest */
+    st.kv.disk_bytes = 1 << 20;
+    st.kv.budget_bytes = 4 << 20;
+    memset(&v, 0, sizeof v);
+    pt_meters[PT_METER_KV].update(&st, &v);
+    /* wide enough that the text (28 cells, over the bar's end) leaves
+     * some of the disk segment's 47 cells showing */
+    pt_meter_render(&pt_meters[PT_METER_KV], &v, &st, PT_MM_BAR, 8, 200, 0, &line);
+    CHECK(v.n_seg == 2 && v.v[0] == 3 << 20 && v.v[1] == 1 << 20 && v.total == 4 << 20,
+          "kv segments %d: %g + %g of %g", v.n_seg, v.v[0], v.v[1], v.total);
+    CHECK(strstr(line.text, "3.00M ram 1.00M disk /4.00M]") != NULL, "kv text with a budget: %s", line.text);
+    CHECK(count_style(&line, PT_CS_BAR2) > 0, "the disk segment is drawn: %s", line.text);
+    /* past the budget the whole cache is full scale */
+    st.kv.disk_bytes = 5 << 20;
+    memset(&v, 0, sizeof v);
+    pt_meters[PT_METER_KV].update(&st, &v);
+    CHECK(v.total == 8 << 20, "kv full scale past the budget: %g", v.total);
+    memset(&st.kv, 0, sizeof st.kv);
     /* a tiny value still shows one cell; too narrow drops to the brief text */
     st.mem.kv_tokens = 1;
     memset(&v, 0, sizeof v);
