@@ -57,6 +57,7 @@ pt_status pt_context_new(pt_model *model, const pt_context_params *params, pt_co
     c->n_ctx = p.n_ctx;
     c->n_batch = p.n_batch;
     c->logits = logits;
+    c->lora_f32 = p.lora_f32;
     st = pt_llm_state_new(model->llm, p.n_ctx, p.n_batch, p.n_threads, p.threadpool, &c->state, err);
     if (st != PT_OK) {
         pt_context_free(c);
@@ -70,6 +71,8 @@ void pt_context_free(pt_context *c) {
     if (!c) return;
     pt_llm_state_free(c->state);
     free(c->lora.u);
+    free(c->lora.qu);
+    free(c->lora.tmp);
     free(c->logits);
     free(c);
 }

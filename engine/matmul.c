@@ -60,7 +60,10 @@ size_t pt_matmul_scratch_bytes(const pt_cpu *cpu, int64_t max_cols) {
 typedef struct mm_lora {
     int n;                                  /* active adapters */
     const pt_lora_pair *pair[3][PT_LORA_MAX_ACTIVE];
-    float *u[3][PT_LORA_MAX_ACTIVE];
+    float *u[3][PT_LORA_MAX_ACTIVE];        /* [n][rank], or [n][rank8] on the int8 path */
+    bool q8[3][PT_LORA_MAX_ACTIVE];         /* the int8 path: u quantized into qu */
+    pt_qact qu[3][PT_LORA_MAX_ACTIVE];
+    float *tmp[3];                          /* [PT_LORA_TMP_TOKENS][rows of w[i]] */
 } mm_lora;
 
 /* How a job's rows are split: into parts of units, which the tasks take
@@ -114,16 +117,46 @@ static mm_plan mm_parts(const pt_matmul *j, const pt_matmul_runner *r, pt_pool *
     return pl;
 }
 
+/* Tokens [t0, t0 + n) of a: the same arrays from token t0 on (every
+ * array of pt_qact is [n_tok][...], row-major). */
+static pt_qact qact_view(const pt_qact *a, int64_t t0, int64_t n) {
+    pt_qact v = *a;
+    v.n_tok = n;
+    v.q += t0 * a->cols;
+    v.d += t0 * a->nb;
+    v.ds += t0 * a->nb;
+    v.s += t0 * a->nb;
+    v.s_m8 += t0 * a->nb;
+    v.s_m128 += t0 * a->nb;
+    return v;
+}
+
 /* y[t][r] += B[r] . u[t] for rows [r0, r1): the low-rank terms of the
- * adapters of matrix i (u already holds scale * A x). */
-static void mm_lora_rows(const mm_plan *pl, int i, int64_t r0, int64_t r1) {
+ * adapters of matrix i (u already holds scale * A x). The int8 path runs
+ * B on the quantized u PT_LORA_TMP_TOKENS tokens at a time into tmp[i]
+ * (rows [r0, r1) of it are this thread's alone), then adds. */
+static void mm_lora_rows(const mm_plan *pl, int i, int64_t r0, int64_t r1, uint8_t *scratch) {
     const pt_matmul *j = pl->j;
+    const mm_lora *ml = pl->lora;
     const int64_t rows = j->w[i]->rows;
-    for (int k = 0; k < pl->lora->n; k++) {
-        const pt_lora_pair *p = pl->lora->pair[i][k];
+    for (int k = 0; k < ml->n; k++) {
+        const pt_lora_pair *p = ml->pair[i][k];
         if (!p) continue;
+        if (ml->q8[i][k]) {
+            for (int64_t t0 = 0; t0 < j->n; t0 += PT_LORA_TMP_TOKENS) {
+                const int64_t nt = j->n - t0 < PT_LORA_TMP_TOKENS ? j->n - t0 : PT_LORA_TMP_TOKENS;
+                const pt_qact v = qact_view(&ml->qu[i][k], t0, nt);
+                pt_qmatmul(p->b8, &v, ml->tmp[i], r0, r1, scratch);
+                for (int64_t t = 0; t < nt; t++) {
+                    float *y = j->y[i] + (size_t)(t0 + t) * rows;
+                    const float *d = ml->tmp[i] + (size_t)t * rows;
+                    for (int64_t r = r0; r < r1; r++) y[r] += d[r];
+                }
+            }
+            continue;
+        }
         for (int t = 0; t < j->n; t++) {
-            const float *u = pl->lora->u[i][k] + (size_t)t * p->rank;
+            const float *u = ml->u[i][k] + (size_t)t * p->rank;
             float *y = j->y[i] + (size_t)t * rows;
             for (int64_t r = r0; r < r1; r++) y[r] += pt_dot_f32(p->b + (size_t)r * p->rank, u, p->rank);
         }
@@ -160,9 +193,9 @@ static void kq_product(const pt_cpu *cpu, const pt_weight *w, const float *x, in
 static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thread) {
     const pt_matmul *j = pl->j;
     const pt_weight *w = j->w[i];
+    uint8_t *scratch = pl->scratch ? pl->scratch + (size_t)thread * pl->scratch_n : NULL;
     if (w->packed)
-        pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1,
-                   pl->scratch ? pl->scratch + (size_t)thread * pl->scratch_n : NULL);
+        pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1, scratch);
     else if (j->int8_ref && pt_qmatmul_ref_type(w->type, w->cols))
         /* an int8 type the CPU variant does not pack (cpu "ref"), when the
          * caller quantized x: the int8 product in plain C, bitwise what the
@@ -176,7 +209,8 @@ static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thr
                    (float *)(void *)(pl->scratch + (size_t)thread * pl->scratch_n));
     else
         pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
-    if (pl->lora) mm_lora_rows(pl, i, r0, r1);
+    /* the scratch is free again: the base product above is done with it */
+    if (pl->lora) mm_lora_rows(pl, i, r0, r1, scratch);
 }
 
 /* Units [u0, u1) of part `part`. Every row is computed by exactly one
@@ -233,33 +267,55 @@ static const pt_lora_pair *lora_find(const pt_lora_pair *pairs, int n, const pt_
 
 /* u = scale * A x for tokens [t0, t1) of every LoRA term of the job. */
 typedef struct lora_u_job {
+    const pt_matmul_runner *r;
     const pt_matmul *j;
-    const pt_cpu *cpu;
-    const pt_lora_run *run;
-    const mm_lora *ml;
+    mm_lora *ml;
 } lora_u_job;
 
+/* The int8 path's u for tokens [t0, t1): F16 A on the float x written at
+ * u with stride rank, spread in place to stride rank8 (from the last
+ * token down, so nothing is overwritten before it is moved), the padding
+ * zero, scaled; then quantized into qu. */
+static void lora_u_q8(const pt_matmul_runner *r, const pt_matmul *j, int64_t cols, const pt_lora_pair *p, float s,
+                      float *u, pt_qact *qu, int64_t t0, int64_t t1) {
+    float *ut = u + t0 * p->rank8;
+    pt_fmatmul(r->cpu, PT_TYPE_F16, p->a16, p->rank, cols, j->x + t0 * cols, t1 - t0, ut, 0, p->rank);
+    for (int64_t t = t1 - t0 - 1; t >= 0; t--) {
+        float *dst = ut + t * p->rank8;
+        const float *src = ut + t * p->rank;
+        for (int e = p->rank - 1; e >= 0; e--) dst[e] = src[e] * s;
+        for (int e = p->rank; e < p->rank8; e++) dst[e] = 0.0f;
+    }
+    pt_qact_quantize(r->cpu, u, qu, t0, t1);
+}
+
 static void lora_u_task(void *ctx, int task, int n_tasks, int thread) {
-    (void)thread;
     const lora_u_job *lj = ctx;
+    const pt_matmul_runner *r = lj->r;
     const pt_matmul *j = lj->j;
     int64_t t0, t1;
     split_even(j->n, task, n_tasks, &t0, &t1);
     if (t0 >= t1) return;
+    (void)thread;
     for (int i = 0; i < j->n_w; i++)
         for (int k = 0; k < lj->ml->n; k++) {
             const pt_lora_pair *p = lj->ml->pair[i][k];
             if (!p) continue;
+            const float s = p->scale * r->lora->scale[k];
             const int64_t cols = j->w[i]->cols;
+            if (lj->ml->q8[i][k]) {
+                lora_u_q8(r, j, cols, p, s, lj->ml->u[i][k], &lj->ml->qu[i][k], t0, t1);
+                continue;
+            }
             float *u = lj->ml->u[i][k] + t0 * p->rank;
-            pt_fmatmul(lj->cpu, PT_TYPE_F32, p->a, p->rank, cols, j->x + t0 * cols, t1 - t0, u, 0, p->rank);
-            const float s = p->scale * lj->run->scale[k];
+            pt_fmatmul(r->cpu, PT_TYPE_F32, p->a, p->rank, cols, j->x + t0 * cols, t1 - t0, u, 0, p->rank);
             for (int64_t e = 0; e < (t1 - t0) * p->rank; e++) u[e] *= s;
         }
 }
 
-/* Which matrices of j the active adapters touch; their u = scale * A x
- * computed (split by tokens on the pool for a batch). false: none. */
+/* Which matrices of j the active adapters touch, on which path; their u
+ * = scale * A x computed (split by tokens on the pool for a batch).
+ * false: none. */
 static bool lora_prepare(const pt_matmul_runner *r, const pt_matmul *j, mm_lora *ml) {
     const pt_lora_run *run = r->lora;
     /* max_tokens covers every job of its owner (the LLM's chunks and logit
@@ -267,16 +323,23 @@ static bool lora_prepare(const pt_matmul_runner *r, const pt_matmul *j, mm_lora 
     if (!run || run->n == 0 || !j->x || j->n > run->max_tokens) return false;
     bool any = false;
     ml->n = run->n;
-    for (int i = 0; i < j->n_w; i++)
+    for (int i = 0; i < j->n_w; i++) {
+        ml->tmp[i] = run->tmp ? run->tmp + (size_t)i * PT_LORA_TMP_TOKENS * (size_t)run->max_rows : NULL;
         for (int k = 0; k < run->n; k++) {
             const pt_lora_pair *p = lora_find(run->pairs[k], run->n_pairs[k], j->w[i]);
+            const size_t ik = (size_t)i * PT_LORA_MAX_ACTIVE + (size_t)k;
             ml->pair[i][k] = p;
-            ml->u[i][k] = run->u + ((size_t)i * PT_LORA_MAX_ACTIVE + (size_t)k) * (size_t)run->max_tokens *
-                                       (size_t)run->max_rank;
+            ml->u[i][k] = run->u + ik * (size_t)run->max_tokens * (size_t)run->max_rank;
+            /* int8 where the pair has its factors and the run room for
+             * the padded rank and B's rows */
+            ml->q8[i][k] = p && !run->f32 && p->a16 && p->b8 && run->qu && ml->tmp[i] &&
+                           p->rank8 <= run->max_rank && j->w[i]->rows <= run->max_rows;
+            if (ml->q8[i][k]) pt_qact_init(&ml->qu[i][k], run->qu + ik * run->qu_bytes, j->n, p->rank8);
             any |= p != NULL;
         }
+    }
     if (!any) return false;
-    lora_u_job lj = {j, r->cpu, run, ml};
+    lora_u_job lj = {r, j, ml};
     if (j->n > 1 && r->n_threads > 1)
         pt_pool_run(r->pool, lora_u_task, &lj, j->n < r->n_threads ? j->n : r->n_threads);
     else

@@ -64,18 +64,39 @@ bool pt_weight_pack(pt_weight *w, const pt_cpu *cpu);
 void pt_weight_row(const pt_weight *w, int64_t r, float *dst);
 
 /* LoRA. One adapted matrix of an adapter (lora.h loads them): the rows
- * of W x get scale * B (A x) added, in float32 on the float input x.
- * Both factors are float32 heap copies owned by the adapter; the base
- * matrix is never copied or changed. */
+ * of W x get scale * B (A x) added. Both factors are float32 heap copies
+ * owned by the adapter; the base matrix is never copied or changed.
+ *
+ * Two paths for the low-rank product (pt_lora_run.f32 picks):
+ *   float  u = A x on the float input x (fmatmul), y += B u in float;
+ *   int8   (when the pair has a16 / b8: the model's CPU variant has int8
+ *          kernels) u = A x with A in F16 on the float x (fmatmul), u
+ *          scaled, padded to rank8 with zeros and quantized per token like
+ *          any activation (qmatmul.h), then B u through the int8 kernels
+ *          (B as Q8_0 rows along the padded rank: qmatmul needs whole
+ *          blocks of 32, so rank 16 reads 34 bytes per row of B instead
+ *          of 64 in float).
+ *          A stays in float (F16) and reads the float x: it costs 0.3 MB
+ *          a token more than Q8_0 A on the base's int8 x at rank 16 and
+ *          keeps the int8 path's error to that of B and u (both paths
+ *          measured at the same KL from the float path on SmolLM2, 0.004:
+ *          the floor any small change sets off through the base's int8
+ *          products; test_lora_int8).
+ *          At rank 16 on SmolLM2-135M's seven projections the int8 path's
+ *          factors are 0.52 of the float ones' bytes (read per token). */
 typedef struct pt_lora_pair {
     const pt_weight *target; /* the base model's matrix it adapts [rows x cols] */
     int rank;
     const float *a;          /* [rank][cols] */
     const float *b;          /* [rows][rank] */
     float scale;             /* the adapter's own: alpha / rank (rsLoRA: alpha / sqrt(rank)) */
+    int rank8;               /* rank rounded up to a multiple of 32 */
+    uint16_t *a16;           /* A as F16 [rank][cols], or NULL */
+    pt_qweights *b8;         /* B as Q8_0 [rows x rank8], its columns past rank zero, or NULL */
 } pt_lora_pair;
 
 #define PT_LORA_MAX_ACTIVE 8 /* adapters stacked on one run */
+#define PT_LORA_TMP_TOKENS 8 /* tokens per int8 B product (pt_lora_run.tmp) */
 
 /* The adapters active on a run: each one's pairs (sorted by target
  * address, for a binary search per product) and the caller's scale for
@@ -86,9 +107,18 @@ typedef struct pt_lora_run {
     const pt_lora_pair *pairs[PT_LORA_MAX_ACTIVE];
     int n_pairs[PT_LORA_MAX_ACTIVE];
     float scale[PT_LORA_MAX_ACTIVE];   /* the caller's, times each pair's own */
-    int max_rank;                      /* over the active adapters' pairs */
+    int max_rank;                      /* over the active adapters' pairs: rank8 too */
     float *u;            /* [3][PT_LORA_MAX_ACTIVE][max_tokens][max_rank] */
     int max_tokens;      /* most tokens of one product */
+    bool f32;            /* the float path even where int8 factors exist */
+    /* int8 path: u quantized, one pt_qact per (matrix, adapter) of a job,
+     * qu_bytes each ([3][PT_LORA_MAX_ACTIVE]); and B u of up to
+     * PT_LORA_TMP_TOKENS tokens before it is added to y,
+     * [3][PT_LORA_TMP_TOKENS][max_rows] (each thread writes its own rows) */
+    uint8_t *qu;
+    size_t qu_bytes;
+    float *tmp;
+    int64_t max_rows;    /* most rows of an adapted matrix */
 } pt_lora_run;
 
 /* Floats of pt_lora_run.u for max_tokens tokens and max_rank. */

@@ -269,6 +269,14 @@ typedef struct pt_context_params {
     int n_batch;    /* max tokens per forward pass during prefill */
     pt_kv_type kv_type;        /* PT_KV_F32 */
     pt_threadpool *threadpool; /* forward passes run on it; NULL: a private pool */
+    /* LoRA adapters' low-rank products in float32 (true) or, by default
+     * (false), through the int8 kernels on Q8_0 copies of their factors
+     * made at load, where the model's CPU variant has int8 kernels: at
+     * rank 16 those read 0.4 of the float factors' bytes per token, which
+     * keeps decode with an adapter near the speed without one; the
+     * difference to the float path is bounded by test_lora_int8 (KL
+     * divergence, top-1 agreement). */
+    bool lora_f32;
 } pt_context_params;
 
 pt_context_params pt_context_default_params(void);
@@ -285,7 +293,8 @@ typedef struct pt_memory_stats {
     int kv_tokens;            /* tokens in the cache (n_past) */
     int kv_capacity;          /* n_ctx */
     uint64_t lora_bytes;      /* heap bytes of the context's active LoRA adapters
-                                 (their A and B factors; the base weights are shared) */
+                                 (their A and B factors, float32 and their int8
+                                 copies; the base weights are shared) */
     int n_lora;               /* active adapters */
 } pt_memory_stats;
 
@@ -330,7 +339,8 @@ typedef struct pt_lora_info {
     float scale;          /* the effective scale of its largest-rank pair */
     int n_matrices;       /* matrices it adapts */
     int n_layers;         /* distinct decoder layers among them */
-    uint64_t bytes;       /* heap bytes of its factors */
+    uint64_t bytes;       /* heap bytes of its factors (float32, and once loaded
+                             for a model with int8 kernels their Q8_0 copies) */
 } pt_lora_info;
 /* Strings live as long as the adapter. */
 void pt_lora_get_info(const pt_lora *lora, pt_lora_info *info);
