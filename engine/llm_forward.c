@@ -192,6 +192,7 @@ void pt_llm_state_truncate(pt_llm_state *s, int n_keep) { s->n_past = n_keep; }
 int pt_llm_state_n_past(const pt_llm_state *s) { return s->n_past; }
 uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) { return pt_kv_bytes(&s->kv); }
 void pt_llm_state_set_lora(pt_llm_state *s, const pt_lora_run *lora) { s->lora = lora; }
+int pt_llm_state_n_threads(const pt_llm_state *s) { return s->n_threads; }
 
 /* ---- running steps on the pool ----------------------------------------- */
 

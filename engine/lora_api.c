@@ -75,7 +75,7 @@ pt_status pt_context_set_loras(pt_context *c, pt_lora *const *adapters, const fl
         for (int k = 0; k < l->n_pairs; k++) {
             const pt_lora_pair *p = &l->pairs[k];
             const bool q8 = p->b8 && !c->lora_f32;
-            const int r = q8 ? p->rank8 : p->rank;
+            const int r = q8 ? p->g * p->ucols : p->rank;
             if (r > max_rank) max_rank = r;
             if (q8 && p->target->rows > max_rows) max_rows = p->target->rows;
         }
@@ -93,9 +93,12 @@ pt_status pt_context_set_loras(pt_context *c, pt_lora *const *adapters, const fl
     /* the int8 path's: quantized u per (matrix, adapter) of a job, and B u
      * of PT_LORA_TMP_TOKENS tokens per matrix (matmul.h) */
     if (max_rows > 0) {
-        const size_t qu_bytes = (pt_qact_bytes(c->n_batch, max_rank) + 63) & ~(size_t)63;
+        /* at most max_rank bytes of codes per token, in blocks of 32 (an
+         * upper bound for any g and ucols with g * ucols <= max_rank) */
+        const size_t qu_bytes = (pt_qact_bytes((int64_t)c->n_batch * (max_rank / 32), 32) + 63) & ~(size_t)63;
         const size_t qu_need = (size_t)3 * PT_LORA_MAX_ACTIVE * qu_bytes;
-        const size_t tmp_need = (size_t)3 * PT_LORA_TMP_TOKENS * (size_t)max_rows;
+        const int threads = pt_llm_state_n_threads(c->state);
+        const size_t tmp_need = (size_t)threads * PT_LORA_TMP_TOKENS * (size_t)max_rows;
         if (qu_need > c->lora_qu_cap) {
             uint8_t *qu = malloc(qu_need);
             if (!qu) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the adapters' scratch");
@@ -112,6 +115,7 @@ pt_status pt_context_set_loras(pt_context *c, pt_lora *const *adapters, const fl
         }
         c->lora.qu_bytes = qu_bytes;
         c->lora.max_rows = max_rows;
+        c->lora.tmp_threads = threads;
     } else {
         c->lora.max_rows = 0; /* float path only */
     }

@@ -76,29 +76,36 @@ static pt_qweights *pack_q8(const float *x, int64_t rows, int64_t n_in, int64_t 
     return w;
 }
 
-/* The int8 path's factors of a bound pair (matmul.h): A as F16, B's rows
- * along the rank padded with zeros to rank8 as Q8_0 packed for the
- * model's CPU variant, when it has int8 kernels. Their bytes, 0 when
- * there are none (the pair keeps the float path). */
+/* The int8 path's factors of a bound pair (matmul.h), when its base
+ * matrix is packed (the model's CPU variant has int8 kernels for it, and
+ * its job quantizes x): A's rows along cols as Q8_0; B as [rows / g x 32]
+ * (g = 32 / rank rows of B a row) or padded to rank8 (g = 1), as Q8_0.
+ * Their packed bytes, 0 when there are none (the pair keeps the float
+ * path). */
 static uint64_t pair_pack_q8(pt_lora_pair *p, const pt_cpu *cpu) {
-    p->rank8 = (p->rank + 31) / 32 * 32;
-    const size_t n_a = (size_t)p->rank * (size_t)p->target->cols;
-    p->b8 = pack_q8(p->b, p->target->rows, p->rank, p->rank8, cpu);
-    if (!p->b8) return 0;
-    uint16_t *a16 = malloc(n_a * sizeof *a16);
-    if (!a16) {
-        pt_qweights_free(p->b8);
-        p->b8 = NULL;
+    const int64_t rows = p->target->rows, cols = p->target->cols;
+    const int rank8 = (p->rank + 31) / 32 * 32;
+    /* g at most 8: every row range a job splits off starts at a multiple
+     * of 8 (ROW_ALIGN, row groups of 8 or 16) */
+    p->g = p->rank >= 4 && 32 % p->rank == 0 && rows % (32 / p->rank) == 0 ? 32 / p->rank : 1;
+    p->ucols = p->g > 1 ? 32 : rank8;
+    if (!p->target->packed) return 0;
+    p->a8 = pack_q8(p->a, p->rank, cols, cols, cpu);
+    /* B [rows][rank] row-major is [rows / g][32] as it stands when g > 1 */
+    p->b8 = !p->a8 ? NULL
+            : p->g > 1 ? pack_q8(p->b, rows / p->g, 32, 32, cpu)
+                       : pack_q8(p->b, rows, p->rank, rank8, cpu);
+    if (!p->b8) {
+        pt_qweights_free(p->a8);
+        p->a8 = NULL;
         return 0;
     }
-    for (size_t i = 0; i < n_a; i++) a16[i] = pt_f32_to_fp16(p->a[i]);
-    p->a16 = a16;
-    return n_a * sizeof *a16 + pt_qweights_bytes(p->b8);
+    return pt_qweights_bytes(p->a8) + pt_qweights_bytes(p->b8);
 }
 
 void pt_lora_pairs_free(pt_lora_pair *pairs, int n) {
     for (int i = 0; pairs && i < n; i++) {
-        free(pairs[i].a16);
+        pt_qweights_free(pairs[i].a8);
         pt_qweights_free(pairs[i].b8);
     }
     free(pairs);
@@ -136,7 +143,7 @@ pt_status pt_lora_bind(pt_lora *l, const pt_llm *m, pt_error *err) {
             free(pairs);
             return st;
         }
-        pairs[i] = (pt_lora_pair){w, r->rank, r->a, r->b, r->scale, 0, NULL, NULL};
+        pairs[i] = (pt_lora_pair){w, r->rank, r->a, r->b, r->scale, 1, 0, NULL, NULL};
     }
     qsort(pairs, (size_t)l->n_pairs, sizeof *pairs, by_target);
     for (int i = 1; i < l->n_pairs; i++)

@@ -15,7 +15,8 @@
  * For each: contexts with pt_context_params.lora_f32 (float path) and
  * without (int8, the default) decode the same tokens; at every position
  *   KL(P_float || P_int8)  mean and max within KL_MEAN / KL_MAX,
- *   top-1 agreement        at least TOP1_MIN of positions,
+ *   top-1 agreement        at least TOP1_MIN of positions and within
+ *                          TOP1_SLACK of the 1% scale's (below),
  *   the KL mean at most FLOOR times that of the float path against
  *   itself with the adapters' scales 1% larger: the base's own int8
  *   products (dynamic int8 activations, discontinuous in x) turn any
@@ -43,13 +44,16 @@
 /* Bounds (measured on this machine, AVX-512 VNNI; see the printed
  * figures; bounds about 3x the worst measured; 1% scale: the float path
  * against itself with scales times 1.01):
- *   tiny a:        KL mean 0.0044, max 0.024, top-1 95.1%, 1% scale 0.0105
- *   tiny a+b:      KL mean 0.0067, max 0.041, top-1 92.7%, 1% scale 0.0091
- *   SmolLM2 r16:   KL mean 0.0043, max 0.015, top-1 95.5%, 1% scale 0.0043
- * (the adapters against none: KL 5.5, 4.6 and 0.26) */
-#define KL_MEAN 0.02
-#define KL_MAX 0.15
-#define TOP1_MIN 0.85
+ *   tiny a:        KL mean 0.0070, max 0.026, top-1 97.6%; 1% scale 0.0105, 95.1%
+ *   tiny a+b:      KL mean 0.0112, max 0.070, top-1 85.4%; 1% scale 0.0091, 92.7%
+ *   SmolLM2 r16:   KL mean 0.0049, max 0.018, top-1 93.3%; 1% scale 0.0043, 97.8%
+ * (the adapters against none: KL 5.5, 4.6 and 0.26). Top-1 agreement is
+ * at least TOP1_MIN and at most TOP1_SLACK below the 1% scale's (the
+ * tiny random models' distributions are flat: near ties flip). */
+#define KL_MEAN 0.03
+#define KL_MAX 0.2
+#define TOP1_MIN 0.8
+#define TOP1_SLACK 0.1
 #define FLOOR 2.0
 #define TEETH 20.0
 
@@ -172,7 +176,8 @@ static void check_paths(pt_model *m, pt_lora *const *ls, const float *scales, in
           FLOOR, f.kl_mean);
     CHECK(q.kl_mean <= KL_MEAN, "%s: KL mean %.3g exceeds %.3g", what, q.kl_mean, KL_MEAN);
     CHECK(q.kl_max <= KL_MAX, "%s: KL max %.3g exceeds %.3g", what, q.kl_max, KL_MAX);
-    CHECK(q.top1 >= TOP1_MIN, "%s: top-1 agreement %.3f below %.2f", what, q.top1, TOP1_MIN);
+    CHECK(q.top1 >= TOP1_MIN && q.top1 >= f.top1 - TOP1_SLACK, "%s: top-1 agreement %.3f below %.2f or %.3f - %.2f",
+          what, q.top1, TOP1_MIN, f.top1, TOP1_SLACK);
     CHECK(b.kl_mean >= TEETH * q.kl_mean, "%s: the adapter moves KL by %.3g only (int8 error %.3g)", what, b.kl_mean,
           q.kl_mean);
     free(base), free(lf), free(lq), free(t1), free(w1), free(l101);
@@ -182,7 +187,7 @@ static void check_paths(pt_model *m, pt_lora *const *ls, const float *scales, in
 static void check_bytes(const pt_lora *l, const char *what) {
     pt_lora_info info;
     pt_lora_get_info(l, &info);
-    /* float factors, and the int8 path's (F16 A, Q8_0 B) beside them */
+    /* float factors, and the int8 path's Q8_0 copies beside them */
     printf("%s: %llu bytes of factors (float32 and Q8_0)\n", what, (unsigned long long)info.bytes);
     CHECK(info.bytes > 0, "%s: no bytes", what);
 }

@@ -270,12 +270,12 @@ typedef struct pt_context_params {
     pt_kv_type kv_type;        /* PT_KV_F32 */
     pt_threadpool *threadpool; /* forward passes run on it; NULL: a private pool */
     /* LoRA adapters' low-rank products in float32 (true) or, by default
-     * (false), through the int8 kernels on Q8_0 copies of their factors
-     * made at load, where the model's CPU variant has int8 kernels: at
-     * rank 16 those read 0.4 of the float factors' bytes per token, which
-     * keeps decode with an adapter near the speed without one; the
-     * difference to the float path is bounded by test_lora_int8 (KL
-     * divergence, top-1 agreement). */
+     * (false), on the int8 path where the model's CPU variant has int8
+     * kernels: B as Q8_0 through them on int8 activations, A as F16, both
+     * copies made at load. At rank 16 those read 0.52 of the float
+     * factors' bytes per token, which keeps decode with an adapter near
+     * the speed without one; the distance to the float path is bounded by
+     * test_lora_int8 (KL divergence, top-1 agreement). */
     bool lora_f32;
 } pt_context_params;
 

@@ -1,0 +1,149 @@
+/*
+ * bench_lora.c — LoRA adapters through petrel's public API (petrel.h):
+ * the time to switch the active set, prefill and decode speed with 0, 1
+ * and 2 active adapters (and 1 on the float path, pt_context_params
+ * .lora_f32), and memory per adapter. bench/lora_run.sh runs it beside
+ * llama.cpp's bench/llamacpp_lora_bench.c and prints the ratios.
+ *
+ *   bench_lora MODEL A.gguf B.gguf [THREADS [PROMPT [GEN [SWITCHES]]]]
+ *
+ * Prints one "key value..." line per figure (parsed by lora_run.sh):
+ *   rss_kib base|a|b|switched KIB   resident set (/proc/self/statm) after
+ *                                   the model ran, after loading A, B, and
+ *                                   after every switch
+ *   lora_bytes a|b BYTES            the engine's report (pt_lora_info.bytes)
+ *   ctx_lora_bytes BYTES            pt_context_memory with A and B active
+ *   switch_us median|worst US       pt_context_set_loras over SWITCHES
+ *                                   switches cycling {A}, {B}, {A,B}, {}
+ *   prefill|decode CONFIG T/S       PROMPT tokens in one call; GEN tokens
+ *                                   one call each; CONFIG none, a, ab, a_f32
+ * The tokens are fixed ids (the same on the peer's side): the work does
+ * not depend on them.
+ */
+#include "petrel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static long rss_kib(void) {
+    long size = 0, res = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return -1;
+    if (fscanf(f, "%ld %ld", &size, &res) != 2) res = -1;
+    fclose(f);
+    return res < 0 ? -1 : res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void die(const char *what, const pt_error *err) {
+    fprintf(stderr, "bench_lora: %s: %s\n", what, err->msg);
+    exit(1);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Prefill n_prompt tokens, then decode n_gen one by one; tokens/s of each. */
+static void speed(pt_context *c, int n_prompt, int n_gen, double *prefill, double *decode) {
+    pt_error err = {0};
+    pt_token *toks = malloc((size_t)n_prompt * sizeof *toks);
+    for (int i = 0; i < n_prompt; i++) toks[i] = 100 + (i * 37) % 1000;
+    pt_context_reset(c);
+    double t0 = now_s();
+    if (pt_decode(c, toks, n_prompt, NULL, &err) != PT_OK) die("prefill", &err);
+    double t1 = now_s();
+    *prefill = n_prompt / (t1 - t0);
+    for (int i = 0; i < n_gen; i++) {
+        const pt_token t = 200 + i % 500;
+        if (pt_decode(c, &t, 1, NULL, &err) != PT_OK) die("decode", &err);
+    }
+    *decode = n_gen / (now_s() - t1);
+    free(toks);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4 || argc > 8) {
+        fprintf(stderr, "usage: bench_lora MODEL A.gguf B.gguf [THREADS [PROMPT [GEN [SWITCHES]]]]\n");
+        return 2;
+    }
+    const int threads = argc > 4 ? atoi(argv[4]) : 2, n_prompt = argc > 5 ? atoi(argv[5]) : 128,
+              n_gen = argc > 6 ? atoi(argv[6]) : 64, n_switch = argc > 7 ? atoi(argv[7]) : 100000;
+    if (threads < 1 || n_prompt < 1 || n_gen < 1 || n_switch < 4) {
+        fprintf(stderr, "bench_lora: THREADS, PROMPT, GEN must be positive, SWITCHES at least 4\n");
+        return 2;
+    }
+    pt_error err = {0};
+    pt_model_params mp = pt_model_default_params();
+    pt_model *m = NULL;
+    if (pt_model_load(argv[1], &mp, &m, &err) != PT_OK) die(argv[1], &err);
+    pt_context_params cp = pt_context_default_params();
+    cp.n_ctx = n_prompt + n_gen + 8;
+    cp.n_threads = threads;
+    pt_context *c = NULL, *cf = NULL;
+    if (pt_context_new(m, &cp, &c, &err) != PT_OK) die("context", &err);
+    cp.lora_f32 = true;
+    if (pt_context_new(m, &cp, &cf, &err) != PT_OK) die("context", &err);
+    double p, d;
+    speed(c, n_prompt, 4, &p, &d); /* every base page touched */
+    speed(cf, n_prompt, 4, &p, &d);
+    printf("rss_kib base %ld\n", rss_kib());
+
+    pt_lora *ab[2] = {NULL, NULL};
+    const char *tag[2] = {"a", "b"};
+    for (int i = 0; i < 2; i++) {
+        if (pt_lora_load(m, argv[2 + i], &ab[i], &err) != PT_OK) die(argv[2 + i], &err);
+        pt_lora_info info;
+        pt_lora_get_info(ab[i], &info);
+        printf("rss_kib %s %ld\nlora_bytes %s %llu\n", tag[i], rss_kib(), tag[i], (unsigned long long)info.bytes);
+    }
+    if (pt_context_set_loras(c, ab, NULL, 2, &err) != PT_OK) die("set", &err);
+    pt_memory_stats ms;
+    pt_context_memory(c, &ms);
+    printf("ctx_lora_bytes %llu\n", (unsigned long long)ms.lora_bytes);
+    speed(c, 16, 2, &p, &d); /* the scratch of two adapters touched */
+
+    /* switching: {A}, {B}, {A,B}, {} in turn */
+    double *dt = malloc((size_t)n_switch * sizeof *dt);
+    for (int i = 0; i < n_switch; i++) {
+        const int k = i % 4;
+        pt_lora *const *set = k == 1 ? &ab[1] : ab;
+        const int n = k == 3 ? 0 : k == 2 ? 2 : 1;
+        const double t0 = now_s();
+        const pt_status st = pt_context_set_loras(c, set, NULL, n, &err);
+        dt[i] = now_s() - t0;
+        if (st != PT_OK) die("switch", &err);
+    }
+    qsort(dt, (size_t)n_switch, sizeof *dt, cmp_double);
+    printf("switch_us median %.3f\nswitch_us worst %.3f\nswitch_count %d\n", 1e6 * dt[n_switch / 2],
+           1e6 * dt[n_switch - 1], n_switch);
+    printf("rss_kib switched %ld\n", rss_kib());
+    free(dt);
+
+    /* speed: the configurations in turn, so a change of load hits them all */
+    static const char *names[4] = {"none", "a", "ab", "a_f32"};
+    for (int cfg = 0; cfg < 4; cfg++) {
+        pt_context *cc = cfg == 3 ? cf : c;
+        const int n = cfg == 0 ? 0 : cfg == 2 ? 2 : 1;
+        if (pt_context_set_loras(cc, ab, NULL, n, &err) != PT_OK) die("set", &err);
+        speed(cc, n_prompt, n_gen, &p, &d);
+        printf("prefill %s %.2f\ndecode %s %.2f\n", names[cfg], p, names[cfg], d);
+        if (pt_context_set_loras(cc, NULL, NULL, 0, &err) != PT_OK) die("set", &err);
+    }
+    fflush(stdout);
+    pt_context_free(c);
+    pt_context_free(cf);
+    pt_lora_free(ab[0]);
+    pt_lora_free(ab[1]);
+    pt_model_free(m);
+    return 0;
+}
