@@ -5,7 +5,7 @@
  * .lora_f32), and memory per adapter. bench/lora_run.sh runs it beside
  * llama.cpp's bench/llamacpp_lora_bench.c and prints the ratios.
  *
- *   bench_lora MODEL A.gguf B.gguf [THREADS [PROMPT [GEN [SWITCHES]]]]
+ *   bench_lora MODEL A.gguf B.gguf [THREADS [PROMPT [GEN [SWITCHES [ROUNDS]]]]]
  *
  * Prints one "key value..." line per figure (parsed by lora_run.sh):
  *   rss_kib base|a|b|switched KIB   resident set (/proc/self/statm) after
@@ -16,7 +16,10 @@
  *   switch_us median|worst US       pt_context_set_loras over SWITCHES
  *                                   switches cycling {A}, {B}, {A,B}, {}
  *   prefill|decode CONFIG T/S       PROMPT tokens in one call; GEN tokens
- *                                   one call each; CONFIG none, a, ab, a_f32
+ *                                   one call each; CONFIG none, a, ab, a_f32;
+ *                                   the median of ROUNDS rounds, each round
+ *                                   running every CONFIG in turn (so a change
+ *                                   of the machine's load hits them all)
  * The tokens are fixed ids (the same on the peer's side): the work does
  * not depend on them.
  */
@@ -72,14 +75,15 @@ static void speed(pt_context *c, int n_prompt, int n_gen, double *prefill, doubl
 }
 
 int main(int argc, char **argv) {
-    if (argc < 4 || argc > 8) {
-        fprintf(stderr, "usage: bench_lora MODEL A.gguf B.gguf [THREADS [PROMPT [GEN [SWITCHES]]]]\n");
+    if (argc < 4 || argc > 9) {
+        fprintf(stderr, "usage: bench_lora MODEL A.gguf B.gguf [THREADS [PROMPT [GEN [SWITCHES [ROUNDS]]]]]\n");
         return 2;
     }
     const int threads = argc > 4 ? atoi(argv[4]) : 2, n_prompt = argc > 5 ? atoi(argv[5]) : 128,
-              n_gen = argc > 6 ? atoi(argv[6]) : 64, n_switch = argc > 7 ? atoi(argv[7]) : 100000;
-    if (threads < 1 || n_prompt < 1 || n_gen < 1 || n_switch < 4) {
-        fprintf(stderr, "bench_lora: THREADS, PROMPT, GEN must be positive, SWITCHES at least 4\n");
+              n_gen = argc > 6 ? atoi(argv[6]) : 64, n_switch = argc > 7 ? atoi(argv[7]) : 100000,
+              rounds = argc > 8 ? atoi(argv[8]) : 5;
+    if (threads < 1 || n_prompt < 1 || n_gen < 1 || n_switch < 4 || rounds < 1 || rounds > 1000) {
+        fprintf(stderr, "bench_lora: THREADS, PROMPT, GEN must be positive, SWITCHES at least 4, ROUNDS 1..1000\n");
         return 2;
     }
     pt_error err = {0};
@@ -129,16 +133,25 @@ int main(int argc, char **argv) {
     printf("rss_kib switched %ld\n", rss_kib());
     free(dt);
 
-    /* speed: the configurations in turn, so a change of load hits them all */
+    /* speed: the configurations in turn, round after round */
     static const char *names[4] = {"none", "a", "ab", "a_f32"};
+    double *pre = malloc((size_t)4 * rounds * sizeof *pre), *dec = malloc((size_t)4 * rounds * sizeof *dec);
+    for (int round = 0; round < rounds; round++)
+        for (int cfg = 0; cfg < 4; cfg++) {
+            pt_context *cc = cfg == 3 ? cf : c;
+            const int n = cfg == 0 ? 0 : cfg == 2 ? 2 : 1;
+            if (pt_context_set_loras(cc, ab, NULL, n, &err) != PT_OK) die("set", &err);
+            speed(cc, n_prompt, n_gen, &pre[cfg * rounds + round], &dec[cfg * rounds + round]);
+            if (pt_context_set_loras(cc, NULL, NULL, 0, &err) != PT_OK) die("set", &err);
+        }
     for (int cfg = 0; cfg < 4; cfg++) {
-        pt_context *cc = cfg == 3 ? cf : c;
-        const int n = cfg == 0 ? 0 : cfg == 2 ? 2 : 1;
-        if (pt_context_set_loras(cc, ab, NULL, n, &err) != PT_OK) die("set", &err);
-        speed(cc, n_prompt, n_gen, &p, &d);
-        printf("prefill %s %.2f\ndecode %s %.2f\n", names[cfg], p, names[cfg], d);
-        if (pt_context_set_loras(cc, NULL, NULL, 0, &err) != PT_OK) die("set", &err);
+        qsort(pre + cfg * rounds, (size_t)rounds, sizeof *pre, cmp_double);
+        qsort(dec + cfg * rounds, (size_t)rounds, sizeof *dec, cmp_double);
+        printf("prefill %s %.2f\ndecode %s %.2f\n", names[cfg], pre[cfg * rounds + rounds / 2], names[cfg],
+               dec[cfg * rounds + rounds / 2]);
     }
+    free(pre);
+    free(dec);
     fflush(stdout);
     pt_context_free(c);
     pt_context_free(cf);
