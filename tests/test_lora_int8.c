@@ -27,8 +27,16 @@
  * (KL(P_float || P_base) mean at least TEETH times the int8 mean), and
  * the int8 logits are not bitwise the float ones (the int8 path ran).
  * Also: the int8 path's logits do not depend on the split (token by
- * token, whole, 1 or 2 threads: bitwise equal), and the adapter's memory
- * report counts the Q8_0 copies (info.bytes > the float factors').
+ * token, whole, 1 or 2 threads: bitwise equal).
+ *
+ * Memory, on SmolLM2 (test_lora.c checks the engine's report on the tiny
+ * model; here the resident set, /proc/self/statm, with an adapter big
+ * enough to see): loading the adapter grows the resident set by its
+ * reported bytes (pt_lora_info.bytes: float factors and Q8_0 copies)
+ * within RSS_SLACK; switching adapters on and off SWITCHES times grows it
+ * by at most RSS_SWITCH_KIB and the engine's report keeps the base
+ * model's mapping and repacked bytes unchanged (no base weight copied),
+ * lora_bytes the active adapter's bytes.
  */
 #include <math.h>
 #include <stdint.h>
@@ -56,6 +64,12 @@
 #define TOP1_SLACK 0.1
 #define FLOOR 2.0
 #define TEETH 20.0
+/* Resident set growth on loading, against the adapter's reported bytes
+ * (23.7 MiB): measured +23.9 MiB; allowed 10% + 1 MiB either way. Switching:
+ * measured 0 KiB. */
+#define RSS_SLACK 0.10
+#define SWITCHES 2000
+#define RSS_SWITCH_KIB 64
 
 static pt_model *load_model(const char *path) {
     pt_model_params mp = pt_model_default_params();
@@ -192,6 +206,62 @@ static void check_bytes(const pt_lora *l, const char *what) {
     CHECK(info.bytes > 0, "%s: no bytes", what);
 }
 
+static long rss_kib(void) {
+    long size = 0, res = -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f && fscanf(f, "%ld %ld", &size, &res) != 2) res = -1;
+    if (f) fclose(f);
+    return res < 0 ? -1 : res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Load the adapter at path into m (whose base pages context c has
+ * touched), checking the resident set and the engine's report. */
+static pt_lora *check_memory(pt_model *m, pt_context *c, const char *path) {
+    pt_error err = {0};
+    const int32_t toks[4] = {1, 2, 3, 4};
+    pt_model_info i0, i1;
+    pt_model_get_info(m, &i0);
+    pt_memory_stats m0, m1;
+    pt_context_memory(c, &m0);
+    const long r0 = rss_kib();
+    pt_lora *l = load_lora(m, path);
+    const long r1 = rss_kib();
+    pt_lora_info info;
+    pt_lora_get_info(l, &info);
+    const double grew = (double)(r1 - r0) * 1024.0, want = (double)info.bytes;
+    printf("memory: loading the adapter grew the resident set by %.2f MiB; its reported bytes %.2f MiB\n",
+           grew / 1048576.0, want / 1048576.0);
+    CHECK(r0 > 0 && fabs(grew - want) <= RSS_SLACK * want + 1048576.0,
+          "resident set grew by %.0f bytes on loading an adapter of %.0f", grew, want);
+    /* the scratch of the active set, then switches */
+    CHECK(pt_context_set_loras(c, &l, NULL, 1, &err) == PT_OK, "set: %s", err.msg);
+    pt_context_reset(c);
+    CHECK(pt_decode(c, toks, 4, NULL, &err) == PT_OK, "decode: %s", err.msg);
+    pt_context_memory(c, &m1);
+    CHECK(m1.lora_bytes == info.bytes && m1.n_lora == 1, "active: lora_bytes %llu, want %llu",
+          (unsigned long long)m1.lora_bytes, (unsigned long long)info.bytes);
+    const long r2 = rss_kib();
+    const float half = 0.5f;
+    for (int i = 0; i < SWITCHES; i++) {
+        const int n = i % 3 == 2 ? 0 : 1;
+        CHECK(pt_context_set_loras(c, &l, i % 3 == 1 ? &half : NULL, n, &err) == PT_OK, "switch: %s", err.msg);
+    }
+    CHECK(pt_decode(c, toks, 1, NULL, &err) == PT_OK, "decode: %s", err.msg);
+    const long r3 = rss_kib();
+    pt_model_get_info(m, &i1);
+    pt_memory_stats m2;
+    pt_context_memory(c, &m2);
+    printf("memory: %d switches grew the resident set by %ld KiB\n", SWITCHES, r3 - r2);
+    CHECK(r3 - r2 <= RSS_SWITCH_KIB, "%d switches grew the resident set by %ld KiB", SWITCHES, r3 - r2);
+    CHECK(m2.model_mapped == m0.model_mapped && i1.repacked_bytes == i0.repacked_bytes &&
+              i1.weight_bytes == i0.weight_bytes,
+          "base weights copied: mapped %llu -> %llu, repacked %llu -> %llu", (unsigned long long)m0.model_mapped,
+          (unsigned long long)m2.model_mapped, (unsigned long long)i0.repacked_bytes,
+          (unsigned long long)i1.repacked_bytes);
+    CHECK(pt_context_set_loras(c, NULL, NULL, 0, &err) == PT_OK, "off: %s", err.msg);
+    return l;
+}
+
 static const char *HELD_OUT =
     "The lighthouse keeper climbed the spiral stairs every evening at dusk, carrying a small tin of oil "
     "and a cloth for the great lens. Ships passing the headland had relied on its beam for more than a "
@@ -231,7 +301,12 @@ int main(void) {
     snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' 16 7 32 0.04 >/dev/null", gen, test_smollm2_path(), out);
     CHECK(system(cmd) == 0, "gen_lora failed: %s", cmd);
     pt_model *sm = load_model(test_smollm2_path());
-    pt_lora *r16 = load_lora(sm, out);
+    pt_context *cm = new_ctx(sm, 2, 256, false);
+    pt_error err = {0};
+    const int32_t warm[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    CHECK(pt_decode(cm, warm, 8, NULL, &err) == PT_OK, "decode: %s", err.msg); /* every base page touched */
+    pt_lora *r16 = check_memory(sm, cm, out);
+    pt_context_free(cm);
     check_bytes(r16, "SmolLM2 r16");
     int32_t st[512];
     const int ns = pt_tokenize(sm, HELD_OUT, strlen(HELD_OUT), true, false, st, 512);
