@@ -103,6 +103,13 @@ pt_status pt_lora_bind(pt_lora *l, const struct pt_llm *m, pt_error *err);
 void pt_lora_pairs_free(struct pt_lora_pair *pairs, int n);
 /* pt_lora_bind to a loaded model's decoder. */
 pt_status pt_lora_bind_model(pt_lora *l, const pt_model *model, pt_error *err);
+/* Check a read adapter against the base model's GGUF at path (`flag`
+ * names it in messages: "--base", "-m"): not an adapter itself, the same
+ * architecture, every adapted matrix there with the adapter's shape; B's
+ * rows of PEFT Q/K pairs put in the GGUF's order (pt_lora_raw_gguf_rows).
+ * arch receives the base's general.architecture. */
+pt_status pt_lora_check_base(pt_lora *l, const char *path, const char *flag, char *arch, size_t arch_cap,
+                             pt_error *err);
 /* `petrel convert` of a PEFT adapter folder (lora_convert.c): the GGUF
  * form llama.cpp's convert_lora_to_gguf.py writes, checked against the
  * base model's GGUF p->base (its architecture, head counts, shapes). */

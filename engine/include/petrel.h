@@ -955,6 +955,20 @@ typedef struct pt_convert_result {
 pt_status pt_convert_file(const char *in, const char *out, const pt_convert_params *params,
                           pt_convert_result *result, pt_error *err);
 
+/* Merge LoRA adapters (PEFT folders or GGUF adapters, at scales[i], NULL:
+ * all 1; 1..PT_LORA_MAX) into a private copy of the model at `model`,
+ * written to out: the file llama.cpp's llama-export-lora writes (the
+ * base's metadata with general.file_type MOSTLY_F16 last, its tensors
+ * ordered by name, the adapted ones as W + sum_i s_i B_i A_i in F32 when
+ * W is F32 and F16 otherwise, the rest copied; see lora_export.c). params
+ * gives progress and cancel only (NULL: none); result (may be NULL) the
+ * architecture, tensor count and file size. Written to "OUT.tmp" and
+ * renamed when complete. PT_ERR_ARG: an adapter for another base model
+ * (architecture, a matrix missing or of another shape). */
+pt_status pt_lora_export(const char *model, const char *const *adapters, const float *scales, int n_adapters,
+                         const char *out, const pt_convert_params *params, pt_convert_result *result,
+                         pt_error *err);
+
 /* ---- file probe -------------------------------------------------------- */
 
 /* What a model file is, from its GGUF header only (no weights read, any
