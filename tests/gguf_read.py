@@ -5,7 +5,8 @@ files petrel writes (tests/gguf_tensors.py, tests/hf_ref_check.py).
     kv, tensors = read(path)
     kv:      [(key, value type name, value)], in file order; an array's
              value is (element type name, [values])
-    tensors: [{"name", "ne" (ggml order), "type", "sha256" of the data}]
+    tensors: [{"name", "ne" (ggml order), "type", "sha256" of the data,
+               "data": a memoryview of the data bytes}]
 """
 
 import hashlib
@@ -77,6 +78,7 @@ def read(path):
         for x in ne:
             n *= x
         size = n // be * bb
-        tensors.append({"name": name, "ne": ne, "type": tn,
-                        "sha256": hashlib.sha256(blob[data + off:data + off + size]).hexdigest()})
+        view = memoryview(blob)[data + off:data + off + size]
+        tensors.append({"name": name, "ne": ne, "type": tn, "sha256": hashlib.sha256(view).hexdigest(),
+                        "data": view})
     return kv, tensors
