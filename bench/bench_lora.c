@@ -15,6 +15,10 @@
  *   ctx_lora_bytes BYTES            pt_context_memory with A and B active
  *   switch_us median|worst US       pt_context_set_loras over SWITCHES
  *                                   switches cycling {A}, {B}, {A,B}, {}
+ *   decode_cpu_ms CONFIG MS         process CPU time per decoded token on a
+ *                                   context of one thread (the work itself,
+ *                                   far less moved by other processes than
+ *                                   wall time on a loaded machine)
  *   prefill|decode CONFIG T/S       PROMPT tokens in one call; GEN tokens
  *                                   one call each; CONFIG none, a, ab, a_f32;
  *                                   the median of ROUNDS rounds, each round
@@ -30,6 +34,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static double now_s(void) {
     struct timespec ts;
@@ -54,6 +64,20 @@ static void die(const char *what, const pt_error *err) {
 static int cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* Process CPU ms per token of decoding n_gen tokens after a short prompt. */
+static double decode_cpu_ms(pt_context *c, int n_gen) {
+    pt_error err = {0};
+    const pt_token first[4] = {100, 101, 102, 103};
+    pt_context_reset(c);
+    if (pt_decode(c, first, 4, NULL, &err) != PT_OK) die("prefill", &err);
+    const double t0 = cpu_s();
+    for (int i = 0; i < n_gen; i++) {
+        const pt_token t = 200 + i % 500;
+        if (pt_decode(c, &t, 1, NULL, &err) != PT_OK) die("decode", &err);
+    }
+    return 1e3 * (cpu_s() - t0) / n_gen;
 }
 
 /* Prefill n_prompt tokens, then decode n_gen one by one; tokens/s of each. */
@@ -93,10 +117,14 @@ int main(int argc, char **argv) {
     pt_context_params cp = pt_context_default_params();
     cp.n_ctx = n_prompt + n_gen + 8;
     cp.n_threads = threads;
-    pt_context *c = NULL, *cf = NULL;
+    pt_context *c = NULL, *cf = NULL, *c1 = NULL, *cf1 = NULL;
     if (pt_context_new(m, &cp, &c, &err) != PT_OK) die("context", &err);
     cp.lora_f32 = true;
     if (pt_context_new(m, &cp, &cf, &err) != PT_OK) die("context", &err);
+    cp.n_threads = 1;
+    if (pt_context_new(m, &cp, &cf1, &err) != PT_OK) die("context", &err);
+    cp.lora_f32 = false;
+    if (pt_context_new(m, &cp, &c1, &err) != PT_OK) die("context", &err);
     double p, d;
     speed(c, n_prompt, 4, &p, &d); /* every base page touched */
     speed(cf, n_prompt, 4, &p, &d);
@@ -111,9 +139,9 @@ int main(int argc, char **argv) {
         printf("rss_kib %s %ld\nlora_bytes %s %llu\n", tag[i], rss_kib(), tag[i], (unsigned long long)info.bytes);
     }
     if (pt_context_set_loras(c, ab, NULL, 2, &err) != PT_OK) die("set", &err);
-    pt_memory_stats ms;
-    pt_context_memory(c, &ms);
-    printf("ctx_lora_bytes %llu\n", (unsigned long long)ms.lora_bytes);
+    pt_memory_stats mem;
+    pt_context_memory(c, &mem);
+    printf("ctx_lora_bytes %llu\n", (unsigned long long)mem.lora_bytes);
     speed(c, 16, 2, &p, &d); /* the scratch of two adapters touched */
 
     /* switching: {A}, {B}, {A,B}, {} in turn */
@@ -135,26 +163,33 @@ int main(int argc, char **argv) {
 
     /* speed: the configurations in turn, round after round */
     static const char *names[4] = {"none", "a", "ab", "a_f32"};
-    double *pre = malloc((size_t)4 * rounds * sizeof *pre), *dec = malloc((size_t)4 * rounds * sizeof *dec);
+    double *pre = malloc((size_t)4 * rounds * sizeof *pre), *dec = malloc((size_t)4 * rounds * sizeof *dec),
+           *ms = malloc((size_t)4 * rounds * sizeof *ms);
     for (int round = 0; round < rounds; round++)
         for (int cfg = 0; cfg < 4; cfg++) {
-            pt_context *cc = cfg == 3 ? cf : c;
+            pt_context *cc = cfg == 3 ? cf : c, *cc1 = cfg == 3 ? cf1 : c1;
             const int n = cfg == 0 ? 0 : cfg == 2 ? 2 : 1;
             if (pt_context_set_loras(cc, ab, NULL, n, &err) != PT_OK) die("set", &err);
+            if (pt_context_set_loras(cc1, ab, NULL, n, &err) != PT_OK) die("set", &err);
             speed(cc, n_prompt, n_gen, &pre[cfg * rounds + round], &dec[cfg * rounds + round]);
+            ms[cfg * rounds + round] = decode_cpu_ms(cc1, n_gen);
             if (pt_context_set_loras(cc, NULL, NULL, 0, &err) != PT_OK) die("set", &err);
         }
     for (int cfg = 0; cfg < 4; cfg++) {
         qsort(pre + cfg * rounds, (size_t)rounds, sizeof *pre, cmp_double);
         qsort(dec + cfg * rounds, (size_t)rounds, sizeof *dec, cmp_double);
-        printf("prefill %s %.2f\ndecode %s %.2f\n", names[cfg], pre[cfg * rounds + rounds / 2], names[cfg],
-               dec[cfg * rounds + rounds / 2]);
+        qsort(ms + cfg * rounds, (size_t)rounds, sizeof *ms, cmp_double);
+        printf("prefill %s %.2f\ndecode %s %.2f\ndecode_cpu_ms %s %.3f\n", names[cfg], pre[cfg * rounds + rounds / 2],
+               names[cfg], dec[cfg * rounds + rounds / 2], names[cfg], ms[cfg * rounds + rounds / 2]);
     }
     free(pre);
     free(dec);
+    free(ms);
     fflush(stdout);
     pt_context_free(c);
     pt_context_free(cf);
+    pt_context_free(c1);
+    pt_context_free(cf1);
     pt_lora_free(ab[0]);
     pt_lora_free(ab[1]);
     pt_model_free(m);

@@ -10,7 +10,9 @@
  *   llamacpp_lora_bench MODEL A.gguf B.gguf THREADS PROMPT GEN SWITCHES ROUNDS
  *
  * Prints bench_lora.c's lines: rss_kib base|a|b, switch_us median|worst,
- * prefill|decode none|a|ab. The tokens are bench_lora.c's fixed ids.
+ * prefill|decode none|a|ab, decode_cpu_ms none|a|ab (process CPU time per
+ * decoded token on a one-thread context). The tokens are bench_lora.c's
+ * fixed ids.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,25 @@
 static void quiet(enum ggml_log_level level, const char *text, void *user) {
     (void)user;
     if (level >= GGML_LOG_LEVEL_ERROR) fputs(text, stderr);
+}
+
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double decode_cpu_ms(struct llama_context *ctx, int n_gen) {
+    llama_token first[4] = {100, 101, 102, 103};
+    llama_memory_clear(llama_get_memory(ctx), true);
+    if (llama_decode(ctx, llama_batch_get_one(first, 4)) != 0) exit(1);
+    const double t0 = cpu_s();
+    for (int i = 0; i < n_gen; i++) {
+        llama_token t = 200 + i % 500;
+        if (llama_decode(ctx, llama_batch_get_one(&t, 1)) != 0) exit(1);
+        (void)llama_get_logits_ith(ctx, -1);
+    }
+    return 1e3 * (cpu_s() - t0) / n_gen;
 }
 
 static double now_s(void) {
@@ -83,7 +104,9 @@ int main(int argc, char **argv) {
     cp.n_ubatch = n_prompt;
     cp.n_threads = cp.n_threads_batch = threads;
     struct llama_context *ctx = llama_init_from_model(model, cp);
-    if (!ctx) return 1;
+    cp.n_threads = cp.n_threads_batch = 1;
+    struct llama_context *ctx1 = llama_init_from_model(model, cp);
+    if (!ctx || !ctx1) return 1;
     double p, d;
     speed(ctx, n_prompt, 4, &p, &d); /* every base page touched */
     printf("rss_kib base %ld\n", rss_kib());
@@ -115,23 +138,30 @@ int main(int argc, char **argv) {
     free(dt);
 
     static const char *names[3] = {"none", "a", "ab"};
-    double *pre = malloc((size_t)3 * rounds * sizeof *pre), *dec = malloc((size_t)3 * rounds * sizeof *dec);
+    double *pre = malloc((size_t)3 * rounds * sizeof *pre), *dec = malloc((size_t)3 * rounds * sizeof *dec),
+           *ms = malloc((size_t)3 * rounds * sizeof *ms);
     for (int round = 0; round < rounds; round++)
         for (int cfg = 0; cfg < 3; cfg++) {
             if (llama_set_adapters_lora(ctx, ab, (size_t)cfg, ones) != 0) return 1;
+            if (llama_set_adapters_lora(ctx1, ab, (size_t)cfg, ones) != 0) return 1;
             speed(ctx, n_prompt, n_gen, &pre[cfg * rounds + round], &dec[cfg * rounds + round]);
+            ms[cfg * rounds + round] = decode_cpu_ms(ctx1, n_gen);
         }
     for (int cfg = 0; cfg < 3; cfg++) {
         qsort(pre + cfg * rounds, (size_t)rounds, sizeof *pre, cmp_double);
         qsort(dec + cfg * rounds, (size_t)rounds, sizeof *dec, cmp_double);
-        printf("prefill %s %.2f\ndecode %s %.2f\n", names[cfg], pre[cfg * rounds + rounds / 2], names[cfg],
-               dec[cfg * rounds + rounds / 2]);
+        qsort(ms + cfg * rounds, (size_t)rounds, sizeof *ms, cmp_double);
+        printf("prefill %s %.2f\ndecode %s %.2f\ndecode_cpu_ms %s %.3f\n", names[cfg], pre[cfg * rounds + rounds / 2],
+               names[cfg], dec[cfg * rounds + rounds / 2], names[cfg], ms[cfg * rounds + rounds / 2]);
     }
     free(pre);
     free(dec);
+    free(ms);
     llama_set_adapters_lora(ctx, NULL, 0, NULL);
     llama_adapter_lora_free(ab[0]);
     llama_adapter_lora_free(ab[1]);
+    llama_set_adapters_lora(ctx1, NULL, 0, NULL);
+    llama_free(ctx1);
     llama_free(ctx);
     llama_model_free(model);
     llama_backend_free();

@@ -6,6 +6,9 @@
 #   - prefill (PROMPT tokens in one call) and decode (GEN tokens one by
 #     one) tokens/s with 0, 1 and 2 active adapters, and petrel's float
 #     path (pt_context_params.lora_f32) with 1;
+#   - decode work: process CPU ms per token on one thread, the same
+#     configurations (on a loaded machine wall time moves with the other
+#     processes; one thread's CPU time much less);
 #   - memory per adapter: the engine's report and the resident set
 #     (/proc/self/statm) before and after loading each, on both sides.
 # The adapters: two seeded random rank-16 GGUF LoRA adapters on all seven
@@ -79,6 +82,9 @@ for cfg, name in (("none", "no adapter"), ("a", "1 adapter"), ("ab", "2 adapters
     row(f"decode t/s, {name}", f"decode {cfg}")
 row("prefill t/s, 1 adapter, petrel's float path", "prefill a_f32")
 row("decode t/s, 1 adapter, petrel's float path", "decode a_f32")
+for cfg, name in (("none", "no adapter"), ("a", "1 adapter"), ("ab", "2 adapters")):
+    row(f"decode CPU ms/token (1 thread), {name}", f"decode_cpu_ms {cfg}")
+row("decode CPU ms/token (1 thread), 1 adapter, petrel's float path", "decode_cpu_ms a_f32")
 row("switch time, median (µs)", "switch_us median")
 row("switch time, worst (µs)", "switch_us worst")
 print()
@@ -87,6 +93,9 @@ print("|---|---|---|")
 for k in ("prefill", "decode"):
     print(f"| {k} | {p[k + ' a'] / p[k + ' none']:.2f} | {l[k + ' a'] / l[k + ' none']:.2f} |")
 print(f"| decode, petrel's float path | {p['decode a_f32'] / p['decode none']:.2f} | |")
+print(f"| decode CPU time per token (1 thread; above 1: slower) | {p['decode_cpu_ms a'] / p['decode_cpu_ms none']:.3f} | "
+      f"{l['decode_cpu_ms a'] / l['decode_cpu_ms none']:.3f} |")
+print(f"| decode CPU time per token, petrel's float path | {p['decode_cpu_ms a_f32'] / p['decode_cpu_ms none']:.3f} | |")
 print()
 mib = 1024.0
 print("| memory per adapter (MiB) | petrel | llama.cpp |")
