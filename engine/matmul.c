@@ -134,8 +134,8 @@ static pt_qact qact_view(const pt_qact *a, int64_t t0, int64_t n) {
 
 /* y[t][r] += B[r] . u[t] for rows [r0, r1): the low-rank terms of the
  * adapters of matrix i (u already holds scale * A x). The int8 path runs
- * B on the quantized u PT_LORA_TMP_TOKENS tokens at a time into tmp[i]
- * (rows [r0, r1) of it are this thread's alone), then adds. */
+ * B on the quantized u PT_LORA_TMP_TOKENS tokens at a time into the
+ * calling thread's own tmp, then adds. */
 static void mm_lora_rows(const mm_plan *pl, int i, int64_t r0, int64_t r1, uint8_t *scratch, int thread) {
     const pt_matmul *j = pl->j;
     const mm_lora *ml = pl->lora;
