@@ -8,9 +8,9 @@
  *   bench_lora MODEL A.gguf B.gguf [THREADS [PROMPT [GEN [SWITCHES [ROUNDS]]]]]
  *
  * Prints one "key value..." line per figure (parsed by lora_run.sh):
- *   rss_kib base|a|b|switched KIB   resident set (/proc/self/statm) after
- *                                   the model ran, after loading A, B, and
- *                                   after every switch
+ *   rss_kib base|a|b|preswitch|switched KIB  resident set (/proc/self/
+ *                                   statm) after the model ran, after loading
+ *                                   A, B, before and after the switches
  *   lora_bytes a|b BYTES            the engine's report (pt_lora_info.bytes)
  *   ctx_lora_bytes BYTES            pt_context_memory with A and B active
  *   switch_us median|worst US       pt_context_set_loras over SWITCHES
@@ -151,6 +151,8 @@ int main(int argc, char **argv) {
 
     /* switching: {A}, {B}, {A,B}, {} in turn */
     double *dt = malloc((size_t)n_switch * sizeof *dt);
+    memset(dt, 0, (size_t)n_switch * sizeof *dt); /* the timer's own pages resident before the "before" */
+    printf("rss_kib preswitch %ld\n", rss_kib());
     /* SWITCHES switches, or as many as SWITCH_BUDGET_S seconds allow */
     const double t_end = now_s() + SWITCH_BUDGET_S;
     int done = 0;

@@ -105,5 +105,5 @@ print(f"| resident set growth, loading A | {(p['rss_kib a'] - p['rss_kib base'])
       f"{(l['rss_kib a'] - l['rss_kib base']) / mib:.2f} |")
 print(f"| resident set growth, loading B | {(p['rss_kib b'] - p['rss_kib a']) / mib:.2f} | "
       f"{(l['rss_kib b'] - l['rss_kib a']) / mib:.2f} |")
-print(f"| resident set growth over {switches} switches | {(p['rss_kib switched'] - p['rss_kib b']) / mib:.2f} | |")
+print(f"| resident set growth over the switches | {(p['rss_kib switched'] - p['rss_kib preswitch']) / mib:.2f} | |")
 PY
