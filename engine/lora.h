@@ -35,8 +35,8 @@
  *
  * The factors are kept as float32 heap copies (small: rank x (rows + cols)
  * floats per matrix) and, once bound to a model whose CPU variant has
- * int8 kernels, as the int8 path's copies too (matmul.h: F16 A, Q8_0 B;
- * 0.52 of the float bytes at rank 16); the base model's weights are never
+ * int8 kernels, as the int8 path's Q8_0 copies too (matmul.h; 0.27 of
+ * the float bytes at rank 16); the base model's weights are never
  * copied.
  */
 #ifndef PETREL_LORA_H

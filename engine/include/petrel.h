@@ -271,11 +271,12 @@ typedef struct pt_context_params {
     pt_threadpool *threadpool; /* forward passes run on it; NULL: a private pool */
     /* LoRA adapters' low-rank products in float32 (true) or, by default
      * (false), on the int8 path where the model's CPU variant has int8
-     * kernels: B as Q8_0 through them on int8 activations, A as F16, both
-     * copies made at load. At rank 16 those read 0.52 of the float
-     * factors' bytes per token, which keeps decode with an adapter near
-     * the speed without one; the distance to the float path is bounded by
-     * test_lora_int8 (KL divergence, top-1 agreement). */
+     * kernels for the adapted matrix: A and B as Q8_0 through them on
+     * int8 activations, copies made at load. At rank 16 those read 0.27
+     * of the float factors' bytes per token, which keeps decode with an
+     * adapter near the speed without one (bench/RESULTS.md); the distance
+     * to the float path is bounded by test_lora_int8 (KL divergence,
+     * top-1 agreement). */
     bool lora_f32;
 } pt_context_params;
 
