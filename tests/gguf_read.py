@@ -5,8 +5,8 @@ files petrel writes (tests/gguf_tensors.py, tests/hf_ref_check.py).
     kv, tensors = read(path)
     kv:      [(key, value type name, value)], in file order; an array's
              value is (element type name, [values])
-    tensors: [{"name", "ne" (ggml order), "type", "sha256" of the data,
-               "data": a memoryview of the data bytes}]
+    tensors: [{"name", "ne" (ggml order), "type", "sha256" of the data}]
+    read(path, with_data=True) adds "data": a memoryview of the bytes
 """
 
 import hashlib
@@ -48,7 +48,7 @@ class Reader:
         return self.take(FMT[t])
 
 
-def read(path):
+def read(path, with_data=False):
     blob = open(path, "rb").read()
     if blob[:4] != b"GGUF":
         raise SystemExit(f"{path}: not a GGUF file")
@@ -79,6 +79,7 @@ def read(path):
             n *= x
         size = n // be * bb
         view = memoryview(blob)[data + off:data + off + size]
-        tensors.append({"name": name, "ne": ne, "type": tn, "sha256": hashlib.sha256(view).hexdigest(),
-                        "data": view})
+        tensors.append({"name": name, "ne": ne, "type": tn, "sha256": hashlib.sha256(view).hexdigest()})
+        if with_data:
+            tensors[-1]["data"] = view
     return kv, tensors

@@ -19,8 +19,8 @@ F32_TOL = 1e-5  # relative to max(1, |value|): float sums of rank 4..16 terms in
 
 
 def main():
-    a_kv, a_t = gguf_read.read(sys.argv[1])
-    b_kv, b_t = gguf_read.read(sys.argv[2])
+    a_kv, a_t = gguf_read.read(sys.argv[1], with_data=True)
+    b_kv, b_t = gguf_read.read(sys.argv[2], with_data=True)
     bad = []
     if a_kv != b_kv:
         bad.append(f"metadata differs: {[k for k, _, _ in a_kv][-3:]} vs {[k for k, _, _ in b_kv][-3:]}")
