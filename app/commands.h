@@ -19,6 +19,7 @@ int cmd_list(int argc, char **argv);    /* the local models */
 int cmd_rm(int argc, char **argv);      /* delete a local model */
 int cmd_quantize(int argc, char **argv); /* IN OUT TYPE, like llama-quantize */
 int cmd_convert(int argc, char **argv);  /* HF folder -> GGUF, like convert_hf_to_gguf.py */
+int cmd_export_lora(int argc, char **argv); /* adapters merged into a model copy, like llama-export-lora */
 int cmd_perplexity(int argc, char **argv); /* llama-perplexity's PPL and KL divergence */
 
 #endif

@@ -35,6 +35,7 @@ static void usage(FILE *f) {
           "  rm         delete a downloaded model\n"
           "  quantize   write a GGUF's tensors in another type (like llama-quantize)\n"
           "  convert    turn a Hugging Face model folder or an SD checkpoint into a GGUF\n"
+          "  export-lora merge LoRA adapters into a copy of a model (like llama-export-lora)\n"
           "  perplexity perplexity and KL divergence on a text (like llama-perplexity)\n"
           "app options:\n"
           "  -m, --model PATH|NAME   -t, --threads N   -c, --ctx-size N   -n, --n-predict N\n"
@@ -66,6 +67,7 @@ static const command COMMANDS[] = {
     {"rm", cmd_rm},
     {"quantize", cmd_quantize},
     {"convert", cmd_convert},
+    {"export-lora", cmd_export_lora},
     {"perplexity", cmd_perplexity},
 };
 

@@ -42,7 +42,7 @@ tool=${1:-llama-bench}
 # Every tool the benches and tests use, built together: they share libllama
 # and ggml, so each one more costs a source file or two, and a cache made
 # for one serves all.
-TOOLS="llama-bench llama-quantize llama-perplexity llama-completion llama-simple llama-tokenize"
+TOOLS="llama-bench llama-quantize llama-perplexity llama-completion llama-simple llama-tokenize llama-export-lora"
 case " $TOOLS " in
     *" $tool "*) ;;
     *) echo "build_llamacpp: unknown tool '$tool' (one of: $TOOLS)" >&2; exit 2 ;;

@@ -62,6 +62,7 @@ pt_status pt_context_new(pt_model *model, const pt_context_params *params, pt_co
     c->n_batch = p.n_batch;
     c->logits = logits;
     c->toks = toks;
+    c->lora_f32 = p.lora_f32;
     const pt_llm_kv_params kvp = {(int)p.kv_type, (uint64_t)p.kv_ram_mb << 20, p.kv_spill_dir};
     st = pt_llm_state_new_kv(model->llm, p.n_ctx, p.n_batch, p.n_threads, p.threadpool, &kvp, &c->state, err);
     if (st != PT_OK) {
@@ -76,6 +77,8 @@ void pt_context_free(pt_context *c) {
     if (!c) return;
     pt_llm_state_free(c->state);
     free(c->lora.u);
+    free(c->lora.qu);
+    free(c->lora.tmp);
     free(c->logits);
     free(c->toks);
     free(c);

@@ -140,6 +140,8 @@ void pt_llm_state_set_n_past(pt_llm_state *s, int n);
  * a pass runs; its max_tokens must be at least n_batch), or NULL: none. */
 struct pt_lora_run;
 void pt_llm_state_set_lora(pt_llm_state *s, const struct pt_lora_run *lora);
+/* Threads of the state's pool (its per-thread buffers, LoRA's included). */
+int pt_llm_state_n_threads(const pt_llm_state *s);
 
 /* Run n tokens at positions n_past.. (n may exceed n_batch: it is split),
  * append their K/V, and write logits: the last token's into last_logits

@@ -242,6 +242,7 @@ uint64_t pt_llm_state_kv_bytes(const pt_llm_state *s) {
 pt_kv_cache *pt_llm_state_kv(pt_llm_state *s) { return s->graph ? NULL : &s->kv; }
 void pt_llm_state_set_n_past(pt_llm_state *s, int n) { s->n_past = n; }
 void pt_llm_state_set_lora(pt_llm_state *s, const pt_lora_run *lora) { s->lora = lora; }
+int pt_llm_state_n_threads(const pt_llm_state *s) { return s->n_threads; }
 
 /* ---- running steps on the pool ----------------------------------------- */
 

@@ -34,7 +34,10 @@
  *   carries the wrong alpha).
  *
  * The factors are kept as float32 heap copies (small: rank x (rows + cols)
- * floats per matrix); the base model's weights are never copied.
+ * floats per matrix) and, once bound to a model whose CPU variant has
+ * int8 kernels, as the int8 path's Q8_0 copies too (matmul.h; 0.27 of
+ * the float bytes at rank 16); the base model's weights are never
+ * copied.
  */
 #ifndef PETREL_LORA_H
 #define PETREL_LORA_H
@@ -70,7 +73,8 @@ struct pt_lora {
     int n_pairs;
     pt_lora_raw *raw;         /* [n_pairs] */
     float *mem;               /* every A and B */
-    uint64_t bytes;           /* heap bytes of A and B */
+    uint64_t bytes;           /* heap bytes of A and B (float32) */
+    uint64_t bytes_q8;        /* heap bytes of their int8 copies once bound (matmul.h), 0 without */
     const struct pt_llm *llm; /* bound model, or NULL (read for its info only) */
     struct pt_lora_pair *pairs; /* [n_pairs] bound, sorted by target address */
 };
@@ -95,8 +99,17 @@ pt_status pt_lora_raw_gguf_rows(pt_lora_raw *r, bool llama, int n_head, int n_he
  * does not have or of another shape is an error saying the adapter is for
  * another base model. */
 pt_status pt_lora_bind(pt_lora *l, const struct pt_llm *m, pt_error *err);
+/* Free bound pairs and their int8 factors. */
+void pt_lora_pairs_free(struct pt_lora_pair *pairs, int n);
 /* pt_lora_bind to a loaded model's decoder. */
 pt_status pt_lora_bind_model(pt_lora *l, const pt_model *model, pt_error *err);
+/* Check a read adapter against the base model's GGUF at path (`flag`
+ * names it in messages: "--base", "-m"): not an adapter itself, the same
+ * architecture, every adapted matrix there with the adapter's shape; B's
+ * rows of PEFT Q/K pairs put in the GGUF's order (pt_lora_raw_gguf_rows).
+ * arch receives the base's general.architecture. */
+pt_status pt_lora_check_base(pt_lora *l, const char *path, const char *flag, char *arch, size_t arch_cap,
+                             pt_error *err);
 /* `petrel convert` of a PEFT adapter folder (lora_convert.c): the GGUF
  * form llama.cpp's convert_lora_to_gguf.py writes, checked against the
  * base model's GGUF p->base (its architecture, head counts, shapes). */

@@ -56,7 +56,7 @@ void pt_lora_get_info(const pt_lora *l, pt_lora_info *info) {
         .scale = l->n_pairs ? l->raw[best].scale : 0.0f,
         .n_matrices = l->n_pairs,
         .n_layers = n_layers,
-        .bytes = l->bytes,
+        .bytes = l->bytes + l->bytes_q8,
     };
 }
 
@@ -68,6 +68,7 @@ pt_status pt_context_set_loras(pt_context *c, pt_lora *const *adapters, const fl
         return pt_fail(err, PT_ERR_UNSUPPORTED,
                        "LoRA adapters do not run on OpenCL yet: use --device cpu with them");
     int max_rank = 0;
+    int64_t max_rows = 0;
     uint64_t bytes = 0;
     for (int i = 0; i < n; i++) {
         const pt_lora *l = adapters[i];
@@ -75,9 +76,14 @@ pt_status pt_context_set_loras(pt_context *c, pt_lora *const *adapters, const fl
             return pt_fail(err, PT_ERR_ARG, "adapter %d was not loaded for this context's model", i + 1);
         if (scales && !isfinite(scales[i]))
             return pt_fail(err, PT_ERR_ARG, "adapter %d has a scale that is not finite", i + 1);
-        for (int k = 0; k < l->n_pairs; k++)
-            if (l->pairs[k].rank > max_rank) max_rank = l->pairs[k].rank;
-        bytes += l->bytes;
+        for (int k = 0; k < l->n_pairs; k++) {
+            const pt_lora_pair *p = &l->pairs[k];
+            const bool q8 = p->b8 && !c->lora_f32;
+            const int r = q8 ? p->g * p->ucols : p->rank;
+            if (r > max_rank) max_rank = r;
+            if (q8 && p->target->rows > max_rows) max_rows = p->target->rows;
+        }
+        bytes += l->bytes + l->bytes_q8;
     }
     /* scratch for the low-rank products of one job: grown, never shrunk */
     const size_t need = pt_lora_run_u_floats(c->n_batch, max_rank);
@@ -88,6 +94,36 @@ pt_status pt_context_set_loras(pt_context *c, pt_lora *const *adapters, const fl
         c->lora.u = u;
         c->lora_u_floats = need;
     }
+    /* the int8 path's: quantized u per (matrix, adapter) of a job, and B u
+     * of PT_LORA_TMP_TOKENS tokens per matrix (matmul.h) */
+    if (max_rows > 0) {
+        /* at most max_rank bytes of codes per token, in blocks of 32 (an
+         * upper bound for any g and ucols with g * ucols <= max_rank) */
+        const size_t qu_bytes = (pt_qact_bytes((int64_t)c->n_batch * (max_rank / 32), 32) + 63) & ~(size_t)63;
+        const size_t qu_need = (size_t)3 * PT_LORA_MAX_ACTIVE * qu_bytes;
+        const int threads = pt_llm_state_n_threads(c->state);
+        const size_t tmp_need = (size_t)threads * PT_LORA_TMP_TOKENS * (size_t)max_rows;
+        if (qu_need > c->lora_qu_cap) {
+            uint8_t *qu = malloc(qu_need);
+            if (!qu) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the adapters' scratch");
+            free(c->lora.qu);
+            c->lora.qu = qu;
+            c->lora_qu_cap = qu_need;
+        }
+        if (tmp_need > c->lora_tmp_cap) {
+            float *tmp = malloc(tmp_need * sizeof *tmp);
+            if (!tmp) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the adapters' scratch");
+            free(c->lora.tmp);
+            c->lora.tmp = tmp;
+            c->lora_tmp_cap = tmp_need;
+        }
+        c->lora.qu_bytes = qu_bytes;
+        c->lora.max_rows = max_rows;
+        c->lora.tmp_threads = threads;
+    } else {
+        c->lora.max_rows = 0; /* float path only */
+    }
+    c->lora.f32 = c->lora_f32;
     c->lora.n = n;
     c->lora.max_rank = max_rank;
     c->lora.max_tokens = c->n_batch;

@@ -4,6 +4,7 @@
 #include "llm_internal.h"
 #include "lora.h"
 #include "matmul.h"
+#include "quant.h"
 #include "status.h"
 
 #include <stdio.h>
@@ -54,6 +55,62 @@ pt_status pt_lora_raw_gguf_rows(pt_lora_raw *r, bool llama, int n_head, int n_he
     return PT_OK;
 }
 
+/* rows x cols float32 (row stride ld floats, columns past n_in zero) as
+ * Q8_0 rows, packed for cpu; NULL when it cannot be (shape, memory). */
+static pt_qweights *pack_q8(const float *x, int64_t rows, int64_t n_in, int64_t cols, const pt_cpu *cpu) {
+    if (!pt_qweights_supported(PT_TYPE_Q8_0, rows, cols, cpu)) return NULL;
+    const size_t rb = pt_type_row_bytes(PT_TYPE_Q8_0, cols);
+    uint8_t *q = malloc(rb * (size_t)rows);
+    float *row = malloc((size_t)cols * sizeof *row);
+    pt_qweights *w = NULL;
+    if (q && row) {
+        for (int64_t r = 0; r < rows; r++) {
+            memcpy(row, x + (size_t)r * (size_t)n_in, (size_t)n_in * sizeof *row);
+            for (int64_t c = n_in; c < cols; c++) row[c] = 0.0f;
+            pt_quantize_row(PT_TYPE_Q8_0, row, q + (size_t)r * rb, cols);
+        }
+        w = pt_qweights_pack(PT_TYPE_Q8_0, q, rows, cols, cpu);
+    }
+    free(q);
+    free(row);
+    return w;
+}
+
+/* The int8 path's factors of a bound pair (matmul.h), when its base
+ * matrix is packed (the model's CPU variant has int8 kernels for it, and
+ * its job quantizes x): A's rows along cols as Q8_0; B as [rows / g x 32]
+ * (g = 32 / rank rows of B a row) or padded to rank8 (g = 1), as Q8_0.
+ * Their packed bytes, 0 when there are none (the pair keeps the float
+ * path). */
+static uint64_t pair_pack_q8(pt_lora_pair *p, const pt_cpu *cpu) {
+    const int64_t rows = p->target->rows, cols = p->target->cols;
+    const int rank8 = (p->rank + 31) / 32 * 32;
+    /* g at most 8: every row range a job splits off starts at a multiple
+     * of 8 (ROW_ALIGN, row groups of 8 or 16) */
+    p->g = p->rank >= 4 && 32 % p->rank == 0 && rows % (32 / p->rank) == 0 ? 32 / p->rank : 1;
+    p->ucols = p->g > 1 ? 32 : rank8;
+    if (!p->target->packed) return 0;
+    p->a8 = pack_q8(p->a, p->rank, cols, cols, cpu);
+    /* B [rows][rank] row-major is [rows / g][32] as it stands when g > 1 */
+    p->b8 = !p->a8 ? NULL
+            : p->g > 1 ? pack_q8(p->b, rows / p->g, 32, 32, cpu)
+                       : pack_q8(p->b, rows, p->rank, rank8, cpu);
+    if (!p->b8) {
+        pt_qweights_free(p->a8);
+        p->a8 = NULL;
+        return 0;
+    }
+    return pt_qweights_bytes(p->a8) + pt_qweights_bytes(p->b8);
+}
+
+void pt_lora_pairs_free(pt_lora_pair *pairs, int n) {
+    for (int i = 0; pairs && i < n; i++) {
+        pt_qweights_free(pairs[i].a8);
+        pt_qweights_free(pairs[i].b8);
+    }
+    free(pairs);
+}
+
 static int by_target(const void *a, const void *b) {
     const uintptr_t x = (uintptr_t)((const pt_lora_pair *)a)->target;
     const uintptr_t y = (uintptr_t)((const pt_lora_pair *)b)->target;
@@ -86,7 +143,7 @@ pt_status pt_lora_bind(pt_lora *l, const pt_llm *m, pt_error *err) {
             free(pairs);
             return st;
         }
-        pairs[i] = (pt_lora_pair){w, r->rank, r->a, r->b, r->scale};
+        pairs[i] = (pt_lora_pair){w, r->rank, r->a, r->b, r->scale, 1, 0, NULL, NULL};
     }
     qsort(pairs, (size_t)l->n_pairs, sizeof *pairs, by_target);
     for (int i = 1; i < l->n_pairs; i++)
@@ -94,8 +151,11 @@ pt_status pt_lora_bind(pt_lora *l, const pt_llm *m, pt_error *err) {
             free(pairs);
             return pt_fail(err, PT_ERR_FORMAT, "the adapter adapts one matrix twice");
         }
-    free(l->pairs);
+    uint64_t q8 = 0;
+    for (int i = 0; i < l->n_pairs; i++) q8 += pair_pack_q8(&pairs[i], &m->cpu);
+    pt_lora_pairs_free(l->pairs, l->n_pairs);
     l->pairs = pairs;
+    l->bytes_q8 = q8;
     l->llm = m;
     return PT_OK;
 }

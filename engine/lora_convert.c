@@ -48,7 +48,8 @@
 
 /* The base's facts the adapter needs: architecture, head counts (for the
  * Q/K permutation), and that every pair's matrix exists with its shape. */
-static pt_status check_base(pt_lora *l, const char *path, char *arch, size_t arch_cap, pt_error *err) {
+pt_status pt_lora_check_base(pt_lora *l, const char *path, const char *flag, char *arch, size_t arch_cap,
+                             pt_error *err) {
     pt_gguf *g = NULL;
     pt_status st = pt_gguf_open(path, &g, err);
     if (st != PT_OK) return st;
@@ -56,9 +57,9 @@ static pt_status check_base(pt_lora *l, const char *path, char *arch, size_t arc
     uint32_t n_head = 0, n_head_kv = 0;
     char key[96];
     if (pt_gguf_get_str(g, "general.type", &s) && pt_gguf_str_eq(s, "adapter"))
-        st = pt_fail(err, PT_ERR_ARG, "--base %s is an adapter, not the base model", path);
+        st = pt_fail(err, PT_ERR_ARG, "%s %s is an adapter, not the base model", flag, path);
     else if (!pt_gguf_get_str(g, "general.architecture", &s) || s.len == 0 || s.len >= arch_cap)
-        st = pt_fail(err, PT_ERR_FORMAT, "--base %s has no general.architecture", path);
+        st = pt_fail(err, PT_ERR_FORMAT, "%s %s has no general.architecture", flag, path);
     if (st == PT_OK) {
         memcpy(arch, s.ptr, (size_t)s.len);
         arch[s.len] = 0;
@@ -68,6 +69,8 @@ static pt_status check_base(pt_lora *l, const char *path, char *arch, size_t arc
         if (!pt_gguf_get_u32(g, key, &n_head_kv)) n_head_kv = n_head;
     }
     const bool llama = strcmp(arch, "llama") == 0;
+    if (st == PT_OK && l->arch[0] && strcmp(l->arch, arch) != 0)
+        st = pt_fail(err, PT_ERR_ARG, "the adapter is for a '%s' model, %s is '%s'", l->arch, path, arch);
     for (int i = 0; st == PT_OK && i < l->n_pairs; i++) {
         pt_lora_raw *r = &l->raw[i];
         const pt_gguf_tensor *t = pt_gguf_find_tensor(g, r->target);
@@ -80,7 +83,7 @@ static pt_status check_base(pt_lora *l, const char *path, char *arch, size_t arc
                          r->target, (long long)t->ne[1], (long long)t->ne[0], path, (long long)r->rows,
                          (long long)r->cols);
         else if (r->hf_qk && llama && n_head == 0)
-            st = pt_fail(err, PT_ERR_FORMAT, "--base %s has no %s.attention.head_count", path, arch);
+            st = pt_fail(err, PT_ERR_FORMAT, "%s %s has no %s.attention.head_count", flag, path, arch);
         else
             st = pt_lora_raw_gguf_rows(r, llama, (int)n_head, (int)n_head_kv, err);
     }
@@ -196,7 +199,7 @@ pt_status pt_lora_convert(const char *in, const char *out, const pt_convert_para
         alpha = l->alpha * sqrtf((float)l->raw[0].rank);
     }
     char arch[32] = "";
-    if (st == PT_OK) st = check_base(l, p->base, arch, sizeof arch, err);
+    if (st == PT_OK) st = pt_lora_check_base(l, p->base, "--base", arch, sizeof arch, err);
     if (st == PT_OK) {
         res->adapter = true;
         snprintf(res->arch, sizeof res->arch, "%s", arch);

@@ -41,7 +41,7 @@ static void lora_clear(pt_lora *l) {
     if (!l) return;
     free(l->raw);
     free(l->mem);
-    free(l->pairs);
+    pt_lora_pairs_free(l->pairs, l->n_pairs);
     free(l);
 }
 

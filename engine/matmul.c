@@ -60,7 +60,11 @@ size_t pt_matmul_scratch_bytes(const pt_cpu *cpu, int64_t max_cols) {
 typedef struct mm_lora {
     int n;                                  /* active adapters */
     const pt_lora_pair *pair[3][PT_LORA_MAX_ACTIVE];
-    float *u[3][PT_LORA_MAX_ACTIVE];
+    float *u[3][PT_LORA_MAX_ACTIVE];        /* [n][rank], or [n][g][ucols] on the int8 path */
+    bool q8[3][PT_LORA_MAX_ACTIVE];         /* the int8 path: u quantized into qu */
+    pt_qact qu[3][PT_LORA_MAX_ACTIVE];
+    float *tmp;                             /* [threads][PT_LORA_TMP_TOKENS][max_rows] */
+    int64_t tmp_stride;                     /* PT_LORA_TMP_TOKENS * max_rows */
 } mm_lora;
 
 /* How a job's rows are split: into parts of units, which the tasks take
@@ -114,16 +118,54 @@ static mm_plan mm_parts(const pt_matmul *j, const pt_matmul_runner *r, pt_pool *
     return pl;
 }
 
+/* Tokens [t0, t0 + n) of a: the same arrays from token t0 on (every
+ * array of pt_qact is [n_tok][...], row-major). */
+static pt_qact qact_view(const pt_qact *a, int64_t t0, int64_t n) {
+    pt_qact v = *a;
+    v.n_tok = n;
+    v.q += t0 * a->cols;
+    v.d += t0 * a->nb;
+    v.ds += t0 * a->nb;
+    v.s += t0 * a->nb;
+    v.s_m8 += t0 * a->nb;
+    v.s_m128 += t0 * a->nb;
+    return v;
+}
+
 /* y[t][r] += B[r] . u[t] for rows [r0, r1): the low-rank terms of the
- * adapters of matrix i (u already holds scale * A x). */
-static void mm_lora_rows(const mm_plan *pl, int i, int64_t r0, int64_t r1) {
+ * adapters of matrix i (u already holds scale * A x). The int8 path runs
+ * B on the quantized u PT_LORA_TMP_TOKENS tokens at a time into the
+ * calling thread's own tmp, then adds. */
+static void mm_lora_rows(const mm_plan *pl, int i, int64_t r0, int64_t r1, uint8_t *scratch, int thread) {
     const pt_matmul *j = pl->j;
+    const mm_lora *ml = pl->lora;
     const int64_t rows = j->w[i]->rows;
-    for (int k = 0; k < pl->lora->n; k++) {
-        const pt_lora_pair *p = pl->lora->pair[i][k];
+    for (int k = 0; k < ml->n; k++) {
+        const pt_lora_pair *p = ml->pair[i][k];
         if (!p) continue;
+        if (ml->q8[i][k]) {
+            /* rows [r0, r1) of B are rows [r0 / g, r1 / g) of b8 (r0, r1
+             * multiples of g); output row r'*g + jj of token t is row r' of
+             * activation row t*g + jj, at tmp[(t*g + jj) * (rows / g) + r'] */
+            const int g = p->g;
+            const int64_t rg = rows / g;
+            float *tmp = ml->tmp + (size_t)thread * (size_t)ml->tmp_stride;
+            for (int64_t t0 = 0; t0 < j->n; t0 += PT_LORA_TMP_TOKENS) {
+                const int64_t nt = j->n - t0 < PT_LORA_TMP_TOKENS ? j->n - t0 : PT_LORA_TMP_TOKENS;
+                const pt_qact v = qact_view(&ml->qu[i][k], t0 * g, nt * g);
+                pt_qmatmul(p->b8, &v, tmp, r0 / g, r1 / g, scratch);
+                for (int64_t t = 0; t < nt; t++) {
+                    float *y = j->y[i] + (size_t)(t0 + t) * rows;
+                    for (int jj = 0; jj < g; jj++) {
+                        const float *d = tmp + (size_t)(t * g + jj) * rg;
+                        for (int64_t r = r0 / g; r < r1 / g; r++) y[r * g + jj] += d[r];
+                    }
+                }
+            }
+            continue;
+        }
         for (int t = 0; t < j->n; t++) {
-            const float *u = pl->lora->u[i][k] + (size_t)t * p->rank;
+            const float *u = ml->u[i][k] + (size_t)t * p->rank;
             float *y = j->y[i] + (size_t)t * rows;
             for (int64_t r = r0; r < r1; r++) y[r] += pt_dot_f32(p->b + (size_t)r * p->rank, u, p->rank);
         }
@@ -160,9 +202,9 @@ static void kq_product(const pt_cpu *cpu, const pt_weight *w, const float *x, in
 static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thread) {
     const pt_matmul *j = pl->j;
     const pt_weight *w = j->w[i];
+    uint8_t *scratch = pl->scratch ? pl->scratch + (size_t)thread * pl->scratch_n : NULL;
     if (w->packed)
-        pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1,
-                   pl->scratch ? pl->scratch + (size_t)thread * pl->scratch_n : NULL);
+        pt_qmatmul(w->packed, j->qa, j->y[i], r0, r1, scratch);
     else if (j->int8_ref && pt_qmatmul_ref_type(w->type, w->cols))
         /* an int8 type the CPU variant does not pack (cpu "ref"), when the
          * caller quantized x: the int8 product in plain C, bitwise what the
@@ -176,7 +218,8 @@ static void mm_product(const mm_plan *pl, int i, int64_t r0, int64_t r1, int thr
                    (float *)(void *)(pl->scratch + (size_t)thread * pl->scratch_n));
     else
         pt_matmul_ref(w->type, w->data, w->rows, w->cols, j->x, j->n, j->y[i], r0, r1);
-    if (pl->lora) mm_lora_rows(pl, i, r0, r1);
+    /* the scratch is free again: the base product above is done with it */
+    if (pl->lora) mm_lora_rows(pl, i, r0, r1, scratch, thread);
 }
 
 /* Units [u0, u1) of part `part`. Every row is computed by exactly one
@@ -233,33 +276,70 @@ static const pt_lora_pair *lora_find(const pt_lora_pair *pairs, int n, const pt_
 
 /* u = scale * A x for tokens [t0, t1) of every LoRA term of the job. */
 typedef struct lora_u_job {
+    const pt_matmul_runner *r;
     const pt_matmul *j;
-    const pt_cpu *cpu;
-    const pt_lora_run *run;
-    const mm_lora *ml;
+    mm_lora *ml;
 } lora_u_job;
 
+/* The int8 path's u for tokens [t0, t1): A on the job's int8 x, written
+ * at u with stride rank, then each token's rank values spread in place to
+ * its g activation rows of ucols (matmul.h), scaled, the rest zero; then
+ * quantized into qu. Tokens go from the last down: token t's rows
+ * [t*E, (t+1)*E) (E = g * ucols >= rank) lie past the A output of every
+ * earlier token, so a source is moved (memmove: it may overlap its own
+ * destination) before anything is written over it. Its values go first
+ * where row g-1 wants them, at E - rank (the end of the region), then to
+ * the other rows. */
+static void lora_u_q8(const pt_cpu *cpu, const pt_matmul *j, const pt_lora_pair *p, float s, float *u, pt_qact *qu,
+                      int64_t t0, int64_t t1, uint8_t *scratch) {
+    const int rank = p->rank, g = p->g, uc = p->ucols, E = g * uc;
+    const pt_qact v = qact_view(j->qa, t0, t1 - t0);
+    float *ut = u + t0 * E;
+    pt_qmatmul(p->a8, &v, ut, 0, rank, scratch);
+    for (int64_t t = t1 - t0 - 1; t >= 0; t--) {
+        float *dst = ut + t * E;
+        float *last = dst + (g - 1) * uc + (g - 1) * rank; /* row g-1's place: E - rank when g > 1, 0 when g = 1 */
+        memmove(last, ut + t * rank, (size_t)rank * sizeof *last);
+        for (int e = 0; e < rank; e++) last[e] *= s;
+        for (int jj = 0; jj < g - 1; jj++) {
+            float *row = dst + jj * uc;
+            memset(row, 0, (size_t)uc * sizeof *row);
+            memcpy(row + jj * rank, last, (size_t)rank * sizeof *row);
+        }
+        float *row = dst + (g - 1) * uc; /* the last row around its values */
+        memset(row, 0, (size_t)((g - 1) * rank) * sizeof *row);
+        memset(last + rank, 0, (size_t)(dst + E - (last + rank)) * sizeof *row);
+    }
+    pt_qact_quantize(cpu, u, qu, t0 * g, t1 * g);
+}
+
 static void lora_u_task(void *ctx, int task, int n_tasks, int thread) {
-    (void)thread;
     const lora_u_job *lj = ctx;
+    const pt_matmul_runner *r = lj->r;
     const pt_matmul *j = lj->j;
     int64_t t0, t1;
     split_even(j->n, task, n_tasks, &t0, &t1);
     if (t0 >= t1) return;
+    uint8_t *scratch = r->scratch ? r->scratch + (size_t)thread * r->scratch_n : NULL;
     for (int i = 0; i < j->n_w; i++)
         for (int k = 0; k < lj->ml->n; k++) {
             const pt_lora_pair *p = lj->ml->pair[i][k];
             if (!p) continue;
+            const float s = p->scale * r->lora->scale[k];
+            if (lj->ml->q8[i][k]) {
+                lora_u_q8(r->cpu, j, p, s, lj->ml->u[i][k], &lj->ml->qu[i][k], t0, t1, scratch);
+                continue;
+            }
             const int64_t cols = j->w[i]->cols;
             float *u = lj->ml->u[i][k] + t0 * p->rank;
-            pt_fmatmul(lj->cpu, PT_TYPE_F32, p->a, p->rank, cols, j->x + t0 * cols, t1 - t0, u, 0, p->rank);
-            const float s = p->scale * lj->run->scale[k];
+            pt_fmatmul(r->cpu, PT_TYPE_F32, p->a, p->rank, cols, j->x + t0 * cols, t1 - t0, u, 0, p->rank);
             for (int64_t e = 0; e < (t1 - t0) * p->rank; e++) u[e] *= s;
         }
 }
 
-/* Which matrices of j the active adapters touch; their u = scale * A x
- * computed (split by tokens on the pool for a batch). false: none. */
+/* Which matrices of j the active adapters touch, on which path; their u
+ * = scale * A x computed (split by tokens on the pool for a batch).
+ * false: none. */
 static bool lora_prepare(const pt_matmul_runner *r, const pt_matmul *j, mm_lora *ml) {
     const pt_lora_run *run = r->lora;
     /* max_tokens covers every job of its owner (the LLM's chunks and logit
@@ -267,16 +347,27 @@ static bool lora_prepare(const pt_matmul_runner *r, const pt_matmul *j, mm_lora 
     if (!run || run->n == 0 || !j->x || j->n > run->max_tokens) return false;
     bool any = false;
     ml->n = run->n;
-    for (int i = 0; i < j->n_w; i++)
+    ml->tmp = run->tmp;
+    ml->tmp_stride = (int64_t)PT_LORA_TMP_TOKENS * run->max_rows;
+    const bool tmp_ok = run->tmp && run->tmp_threads >= r->n_threads;
+    for (int i = 0; i < j->n_w; i++) {
         for (int k = 0; k < run->n; k++) {
             const pt_lora_pair *p = lora_find(run->pairs[k], run->n_pairs[k], j->w[i]);
+            const size_t ik = (size_t)i * PT_LORA_MAX_ACTIVE + (size_t)k;
             ml->pair[i][k] = p;
-            ml->u[i][k] = run->u + ((size_t)i * PT_LORA_MAX_ACTIVE + (size_t)k) * (size_t)run->max_tokens *
-                                       (size_t)run->max_rank;
+            ml->u[i][k] = run->u + ik * (size_t)run->max_tokens * (size_t)run->max_rank;
+            /* int8 where the pair has its factors (so its base is packed
+             * and the job quantized x into qa) and the run room for u's
+             * activation rows and B's rows */
+            ml->q8[i][k] = p && !run->f32 && p->a8 && p->b8 && j->qa && run->qu && tmp_ok &&
+                           p->g * p->ucols <= run->max_rank && j->w[i]->rows <= run->max_rows;
+            if (ml->q8[i][k])
+                pt_qact_init(&ml->qu[i][k], run->qu + ik * run->qu_bytes, (int64_t)j->n * p->g, p->ucols);
             any |= p != NULL;
         }
+    }
     if (!any) return false;
-    lora_u_job lj = {j, r->cpu, run, ml};
+    lora_u_job lj = {r, j, ml};
     if (j->n > 1 && r->n_threads > 1)
         pt_pool_run(r->pool, lora_u_task, &lj, j->n < r->n_threads ? j->n : r->n_threads);
     else

@@ -64,18 +64,43 @@ bool pt_weight_pack(pt_weight *w, const pt_cpu *cpu);
 void pt_weight_row(const pt_weight *w, int64_t r, float *dst);
 
 /* LoRA. One adapted matrix of an adapter (lora.h loads them): the rows
- * of W x get scale * B (A x) added, in float32 on the float input x.
- * Both factors are float32 heap copies owned by the adapter; the base
- * matrix is never copied or changed. */
+ * of W x get scale * B (A x) added. Both factors are float32 heap copies
+ * owned by the adapter; the base matrix is never copied or changed.
+ *
+ * Two paths for the low-rank product (pt_lora_run.f32 picks):
+ *   float  u = A x on the float input x (fmatmul), y += B u in float;
+ *   int8   (when the pair has a8 / b8: its base matrix is packed for the
+ *          int8 kernels, so its job quantizes x) both factors as Q8_0
+ *          through the int8 kernels (qmatmul.h):
+ *          u = A x on the job's int8 x (A's rows along cols), scaled;
+ *          then B u on u quantized per token like any activation. The
+ *          kernels take whole blocks of 32 values, and B's rows have only
+ *          rank: for rank 4, 8, 16 or 32 (g = 32 / rank rows of B per
+ *          block, rows a multiple of g) B is stored as [rows / g][32],
+ *          each row g consecutive rows of B, and each token's u becomes g
+ *          activation rows of 32: row j holds u at [j*rank, (j+1)*rank)
+ *          and zeros elsewhere (the same block scale as u alone), so row
+ *          r'*g + j of B u is output r' of activation row j; any other
+ *          rank is padded with zeros to rank8 (g = 1). B then reads
+ *          rows * rank bytes and a scale per 32, as a Q8_0 matrix would.
+ *          At rank 16 on SmolLM2-135M's seven projections the int8 path's
+ *          factors are 0.27 of the float ones' bytes (read per token);
+ *          its distance to the float path is measured by test_lora_int8
+ *          (KL divergence, top-1 agreement). */
 typedef struct pt_lora_pair {
     const pt_weight *target; /* the base model's matrix it adapts [rows x cols] */
     int rank;
     const float *a;          /* [rank][cols] */
     const float *b;          /* [rows][rank] */
     float scale;             /* the adapter's own: alpha / rank (rsLoRA: alpha / sqrt(rank)) */
+    int g;                   /* int8 path: rows of B per row of b8 (1, 2, 4 or 8) */
+    int ucols;               /* columns of an activation row of B: 32 (g > 1) or rank8 */
+    pt_qweights *a8;         /* A as Q8_0 [rank x cols] packed for the model's CPU, or NULL */
+    pt_qweights *b8;         /* B as Q8_0 [rows / g x ucols], or NULL */
 } pt_lora_pair;
 
 #define PT_LORA_MAX_ACTIVE 8 /* adapters stacked on one run */
+#define PT_LORA_TMP_TOKENS 8 /* tokens per int8 B product (pt_lora_run.tmp) */
 
 /* The adapters active on a run: each one's pairs (sorted by target
  * address, for a binary search per product) and the caller's scale for
@@ -86,9 +111,22 @@ typedef struct pt_lora_run {
     const pt_lora_pair *pairs[PT_LORA_MAX_ACTIVE];
     int n_pairs[PT_LORA_MAX_ACTIVE];
     float scale[PT_LORA_MAX_ACTIVE];   /* the caller's, times each pair's own */
-    int max_rank;                      /* over the active adapters' pairs */
+    int max_rank;                      /* floats of u per token: the most of rank
+                                          (float path) and g * ucols (int8 path) */
     float *u;            /* [3][PT_LORA_MAX_ACTIVE][max_tokens][max_rank] */
     int max_tokens;      /* most tokens of one product */
+    bool f32;            /* the float path even where int8 factors exist */
+    /* int8 path: u quantized, one pt_qact per (matrix, adapter) of a job,
+     * qu_bytes each ([3][PT_LORA_MAX_ACTIVE]); and per thread, B u of up
+     * to PT_LORA_TMP_TOKENS tokens before it is added to y,
+     * [tmp_threads][PT_LORA_TMP_TOKENS][max_rows] (per thread: where B u
+     * lands depends on the pair's g, so threads on the rows of different
+     * adapters would overlap in one buffer) */
+    uint8_t *qu;
+    size_t qu_bytes;
+    float *tmp;
+    int64_t max_rows;    /* most rows of an adapted matrix */
+    int tmp_threads;     /* threads tmp has room for */
 } pt_lora_run;
 
 /* Floats of pt_lora_run.u for max_tokens tokens and max_rank. */

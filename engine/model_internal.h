@@ -35,7 +35,10 @@ struct pt_context {
     pt_lora_run lora;         /* the active adapters (pt_context_set_loras), given to
                                  the run state; lora.u is owned here */
     size_t lora_u_floats;     /* capacity of lora.u */
-    uint64_t lora_bytes;      /* factor bytes of the active adapters */
+    size_t lora_qu_cap;       /* bytes of lora.qu */
+    size_t lora_tmp_cap;      /* floats of lora.tmp */
+    bool lora_f32;            /* pt_context_params.lora_f32 */
+    uint64_t lora_bytes;      /* factor bytes of the active adapters (float and int8) */
     pt_token *toks;           /* [n_ctx]: toks[0..n_past) are the tokens in the KV cache */
     pt_context_counters counters; /* pt_context_get_counters */
 };

@@ -6,6 +6,7 @@ files petrel writes (tests/gguf_tensors.py, tests/hf_ref_check.py).
     kv:      [(key, value type name, value)], in file order; an array's
              value is (element type name, [values])
     tensors: [{"name", "ne" (ggml order), "type", "sha256" of the data}]
+    read(path, with_data=True) adds "data": a memoryview of the bytes
 """
 
 import hashlib
@@ -47,7 +48,7 @@ class Reader:
         return self.take(FMT[t])
 
 
-def read(path):
+def read(path, with_data=False):
     blob = open(path, "rb").read()
     if blob[:4] != b"GGUF":
         raise SystemExit(f"{path}: not a GGUF file")
@@ -77,6 +78,8 @@ def read(path):
         for x in ne:
             n *= x
         size = n // be * bb
-        tensors.append({"name": name, "ne": ne, "type": tn,
-                        "sha256": hashlib.sha256(blob[data + off:data + off + size]).hexdigest()})
+        view = memoryview(blob)[data + off:data + off + size]
+        tensors.append({"name": name, "ne": ne, "type": tn, "sha256": hashlib.sha256(view).hexdigest()})
+        if with_data:
+            tensors[-1]["data"] = view
     return kv, tensors

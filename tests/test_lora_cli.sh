@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_lora_cli.sh — `--lora PATH[:SCALE]` on run, chat --plain and bench,
-# `petrel info ADAPTER`, and one-line errors for bad adapters, on the tiny
-# llama model and the adapters of tools/gen_lora_fixture.py (test_lora.c
+# `petrel info ADAPTER`, `petrel export-lora`, and one-line errors for bad
+# adapters, on the tiny llama model and the adapters of
+# tools/gen_lora_fixture.py (test_lora.c
 # checks the logits themselves against transformers + peft).
 CLI_LIB_NO_MODEL=1
 . "$(dirname "$0")/cli_lib.sh"
@@ -64,6 +65,20 @@ expect_exit 2 "bad scale" -- "$BIN" run -m "$M" -p hi -n 2 --lora "$A:1e9"
 one_line_error "bad scale"
 expect_exit 1 "bench wrong base" -- "$BIN" bench -m "$M" -p 8 -n 0 -r 1 --lora "$D/lora/tiny_llama_rs_a"
 grep -q 'another base model' "$TMP/err" && ok || bad "bench wrong base: $(cat "$TMP/err")"
+
+# export-lora: the merged copy runs without the adapter to the adapter's
+# greedy text here (F16 merged weights: the tiny model's text is that
+# robust; test_lora_merge bounds the logits); bad input one line, nothing
+# written
+expect_exit 0 "export-lora" -- "$BIN" export-lora -m "$M" --lora "$A" -o "$TMP/merged.gguf"
+grep -q 'merged.gguf: llama, 30 tensors' "$TMP/out" && ok || bad "export-lora: $(cat "$TMP/out")"
+merged=$("$BIN" run -m "$TMP/merged.gguf" -p "The quick brown fox" -n 24 --temp 0 2>"$TMP/err") && ok \
+    || bad "run the merged model: $(cat "$TMP/err")"
+[ "$merged" = "$with_a" ] && ok || bad "merged model's text '$merged', with the adapter '$with_a'"
+expect_exit 2 "export-lora without -o" -- "$BIN" export-lora -m "$M" --lora "$A"
+expect_exit 1 "export-lora wrong base" -- "$BIN" export-lora -m "$D/tiny_qwen2.gguf" --lora "$A" -o "$TMP/x.gguf"
+one_line_error "export-lora wrong base"
+[ ! -e "$TMP/x.gguf" ] && [ ! -e "$TMP/x.gguf.tmp" ] && ok || bad "export-lora left a file after an error"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -4,7 +4,9 @@
 # convert_lora_to_gguf.py from the PEFT adapter tiny_llama_a) and gives the
 # same greedy text as petrel on the float path, with the adapter in its
 # GGUF form and in its PEFT form, at scales 1 and 0.5, on three prompts;
-# and the adapters a and b as `petrel convert` writes them.
+# and the adapters a and b as `petrel convert` writes them; and `petrel
+# export-lora` against llama.cpp's llama-export-lora (the merged files, and
+# both engines running petrel's).
 #
 # The float path on both sides: the tiny llama's weights as F32 (converted
 # here with llama-quantize), petrel with PETREL_CPU=ref (float products on
@@ -67,6 +69,31 @@ done
 # and the adapter matters: without it llama.cpp's text is another
 "$TMP/lg" "$TMP/f32.gguf" - 1 24 "The quick brown fox" >"$TMP/llama_base" 2>"$TMP/err" && ok || bad "llama.cpp base"
 cmp -s "$TMP/llama_base" "$TMP/llama1" && bad "llama.cpp's text does not change with the adapter" || ok
+
+# export-lora: petrel's merged model is the file llama.cpp's llama-export-lora
+# writes (tests/lora_merge_compare.py: same metadata and tensor table, data
+# equal or within a float sum's rounding), on the F32 base (merged F32) and
+# on the committed mixed-type base (merged F16) at scale 0.5; and llama.cpp
+# and petrel run petrel's merged F32 file, without the adapter, to the text
+# llama.cpp gives with it
+xl=$(bash "$SRC/bench/build_llamacpp.sh" llama-export-lora) || bad "no llama-export-lora"
+for spec in "$TMP/f32.gguf:1" "$D/tiny_llama.gguf:0.5"; do
+    base=${spec%:*} scale=${spec##*:}
+    name=$(basename "$base" .gguf)
+    "$xl" -m "$base" --lora-scaled "$D/lora/tiny_llama_a.gguf:$scale" -o "$TMP/xl_$name.gguf" >"$TMP/xl.log" 2>&1 \
+        && ok || bad "llama-export-lora: $(tail -3 "$TMP/xl.log")"
+    "$BIN" export-lora -m "$base" --lora "$D/lora/tiny_llama_a.gguf:$scale" -o "$TMP/pt_$name.gguf" >/dev/null 2>"$TMP/err" \
+        && ok || bad "petrel export-lora: $(cat "$TMP/err")"
+    python3 "$SRC/tests/lora_merge_compare.py" "$TMP/xl_$name.gguf" "$TMP/pt_$name.gguf" \
+        && ok || bad "petrel's merged $name differs from llama-export-lora's"
+done
+"$TMP/lg" "$TMP/pt_f32.gguf" - 1 24 "The quick brown fox" >"$TMP/llama_merged" 2>"$TMP/err" \
+    && ok || bad "llama.cpp on petrel's merged model: $(cat "$TMP/err")"
+cmp -s "$TMP/llama1" "$TMP/llama_merged" && ok \
+    || bad "llama.cpp on petrel's merged model: $(od -c "$TMP/llama_merged" | head -2) vs with the adapter $(od -c "$TMP/llama1" | head -2)"
+PETREL_CPU=ref "$BIN" run -m "$TMP/pt_f32.gguf" -p "The quick brown fox" -n 24 --temp 0 >"$TMP/petrel_merged" 2>"$TMP/err" \
+    && ok || bad "petrel on its merged model: $(cat "$TMP/err")"
+same_text "petrel on its merged model" "$TMP/llama1" "$TMP/petrel_merged"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -327,6 +327,15 @@ typedef struct pt_context_params {
      * without a budget. */
     int kv_ram_mb;
     const char *kv_spill_dir;  /* NULL: the system's temporary directory */
+    /* LoRA adapters' low-rank products in float32 (true) or, by default
+     * (false), on the int8 path where the model's CPU variant has int8
+     * kernels for the adapted matrix: A and B as Q8_0 through them on
+     * int8 activations, copies made at load. At rank 16 those read 0.27
+     * of the float factors' bytes per token, which keeps decode with an
+     * adapter near the speed without one (bench/RESULTS.md); the distance
+     * to the float path is bounded by test_lora_int8 (KL divergence,
+     * top-1 agreement). */
+    bool lora_f32;
 } pt_context_params;
 
 pt_context_params pt_context_default_params(void);
@@ -343,7 +352,8 @@ typedef struct pt_memory_stats {
     int kv_tokens;            /* tokens in the cache (n_past) */
     int kv_capacity;          /* n_ctx */
     uint64_t lora_bytes;      /* heap bytes of the context's active LoRA adapters
-                                 (their A and B factors; the base weights are shared) */
+                                 (their A and B factors, float32 and their int8
+                                 copies; the base weights are shared) */
     int n_lora;               /* active adapters */
 } pt_memory_stats;
 
@@ -397,7 +407,8 @@ typedef struct pt_lora_info {
     float scale;          /* the effective scale of its largest-rank pair */
     int n_matrices;       /* matrices it adapts */
     int n_layers;         /* distinct decoder layers among them */
-    uint64_t bytes;       /* heap bytes of its factors */
+    uint64_t bytes;       /* heap bytes of its factors (float32, and once loaded
+                             for a model with int8 kernels their Q8_0 copies) */
 } pt_lora_info;
 /* Strings live as long as the adapter. */
 void pt_lora_get_info(const pt_lora *lora, pt_lora_info *info);
@@ -1047,6 +1058,20 @@ typedef struct pt_convert_result {
  * bf16 or q8_0), checked against params->base, which it requires. */
 pt_status pt_convert_file(const char *in, const char *out, const pt_convert_params *params,
                           pt_convert_result *result, pt_error *err);
+
+/* Merge LoRA adapters (PEFT folders or GGUF adapters, at scales[i], NULL:
+ * all 1; 1..PT_LORA_MAX) into a private copy of the model at `model`,
+ * written to out: the file llama.cpp's llama-export-lora writes (the
+ * base's metadata with general.file_type MOSTLY_F16 last, its tensors
+ * ordered by name, the adapted ones as W + sum_i s_i B_i A_i in F32 when
+ * W is F32 and F16 otherwise, the rest copied; see lora_export.c). params
+ * gives progress and cancel only (NULL: none); result (may be NULL) the
+ * architecture, tensor count and file size. Written to "OUT.tmp" and
+ * renamed when complete. PT_ERR_ARG: an adapter for another base model
+ * (architecture, a matrix missing or of another shape). */
+pt_status pt_lora_export(const char *model, const char *const *adapters, const float *scales, int n_adapters,
+                         const char *out, const pt_convert_params *params, pt_convert_result *result,
+                         pt_error *err);
 
 /* ---- file probe -------------------------------------------------------- */
 
