@@ -54,6 +54,7 @@
 
 #include "check.h"
 #include "logits_fixture.h"
+#include "lora_fixture.h"
 #include "petrel.h"
 
 /* Bounds (measured on this machine, AVX-512 VNNI; see the printed
@@ -80,42 +81,6 @@
 #define SAN_TOKENS 8
 #define SWITCHES 2000
 #define RSS_SWITCH_KIB 64
-
-static pt_model *load_model(const char *path) {
-    pt_model_params mp = pt_model_default_params();
-    pt_model *m = NULL;
-    pt_error err = {0};
-    if (pt_model_load(path, &mp, &m, &err) != PT_OK) {
-        fprintf(stderr, "cannot load %s: %s\n", path, err.msg);
-        exit(1);
-    }
-    return m;
-}
-
-static pt_context *new_ctx(pt_model *m, int n_threads, int n_batch, bool f32) {
-    pt_context_params cp = pt_context_default_params();
-    cp.n_ctx = 256;
-    cp.n_threads = n_threads;
-    cp.n_batch = n_batch;
-    cp.lora_f32 = f32;
-    pt_context *c = NULL;
-    pt_error err = {0};
-    if (pt_context_new(m, &cp, &c, &err) != PT_OK) {
-        fprintf(stderr, "context: %s\n", err.msg);
-        exit(1);
-    }
-    return c;
-}
-
-static pt_lora *load_lora(pt_model *m, const char *path) {
-    pt_lora *l = NULL;
-    pt_error err = {0};
-    if (pt_lora_load(m, path, &l, &err) != PT_OK) {
-        fprintf(stderr, "load %s: %s\n", path, err.msg);
-        exit(1);
-    }
-    return l;
-}
 
 /* Logits at every position ([n][V]) with c's adapters (set by the
  * caller), fed whole or token by token. */
@@ -172,7 +137,8 @@ static void check_paths(pt_model *m, pt_lora *const *ls, const float *scales, in
     pt_model_info mi;
     pt_model_get_info(m, &mi);
     const int V = mi.n_vocab;
-    pt_context *cf = new_ctx(m, 2, 256, true), *cq = new_ctx(m, 2, 256, false), *cq1 = new_ctx(m, 1, 7, false);
+    pt_context *cf = lfx_context(m, 256, 2, 256, true), *cq = lfx_context(m, 256, 2, 256, false),
+               *cq1 = lfx_context(m, 256, 1, 7, false);
     pt_error err = {0};
     float *base = run(cf, toks, n, V, false);
     float s101[PT_LORA_MAX];
@@ -235,7 +201,7 @@ static pt_lora *check_memory(pt_model *m, pt_context *c, const char *path) {
     pt_memory_stats m0, m1;
     pt_context_memory(c, &m0);
     const long r0 = rss_kib();
-    pt_lora *l = load_lora(m, path);
+    pt_lora *l = lfx_lora(m, path);
     const long r1 = rss_kib();
     pt_lora_info info;
     pt_lora_get_info(l, &info);
@@ -287,8 +253,8 @@ static const char *HELD_OUT =
 
 int main(void) {
     /* tiny llama: the committed adapters */
-    pt_model *tiny = load_model(test_data("tiny_llama.gguf"));
-    pt_lora *a = load_lora(tiny, test_data("lora/tiny_llama_a")), *b = load_lora(tiny, test_data("lora/tiny_llama_b"));
+    pt_model *tiny = lfx_model(test_data("tiny_llama.gguf"), NULL);
+    pt_lora *a = lfx_lora(tiny, test_data("lora/tiny_llama_a")), *b = lfx_lora(tiny, test_data("lora/tiny_llama_b"));
     check_bytes(a, "tiny a");
     lf_logits f;
     char path[256];
@@ -316,8 +282,8 @@ int main(void) {
     snprintf(out, sizeof out, "%s/r16.gguf", dir);
     snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' 16 7 32 0.04 >/dev/null", gen, test_smollm2_path(), out);
     CHECK(system(cmd) == 0, "gen_lora failed: %s", cmd);
-    pt_model *sm = load_model(test_smollm2_path());
-    pt_context *cm = new_ctx(sm, 2, 256, false);
+    pt_model *sm = lfx_model(test_smollm2_path(), NULL);
+    pt_context *cm = lfx_context(sm, 256, 2, 256, false);
     pt_error err = {0};
     const int32_t warm[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     CHECK(pt_decode(cm, warm, 8, NULL, &err) == PT_OK, "decode: %s", err.msg); /* every base page touched */

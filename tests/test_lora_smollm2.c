@@ -30,6 +30,7 @@
 
 #include "check.h"
 #include "logits_fixture.h"
+#include "lora_fixture.h"
 #include "petrel.h"
 
 /* Float32 on both sides from identical dequantized weights; the order of
@@ -47,41 +48,6 @@ static const char *adapter_dir(void) {
     const char *src = getenv("PETREL_SOURCE_DIR");
     snprintf(path, sizeof path, "%s/assets/lora/smollm2-ahoy", src ? src : ".");
     return path;
-}
-
-static pt_model *load_model(const char *cpu) {
-    pt_model_params mp = pt_model_default_params();
-    mp.cpu = cpu;
-    pt_model *m = NULL;
-    pt_error err = {0};
-    if (pt_model_load(test_smollm2_path(), &mp, &m, &err) != PT_OK) {
-        fprintf(stderr, "cannot load SmolLM2: %s\n", err.msg);
-        exit(1);
-    }
-    return m;
-}
-
-static pt_context *new_ctx(pt_model *m) {
-    pt_context_params cp = pt_context_default_params();
-    cp.n_ctx = 128;
-    cp.n_threads = 2;
-    pt_context *c = NULL;
-    pt_error err = {0};
-    if (pt_context_new(m, &cp, &c, &err) != PT_OK) {
-        fprintf(stderr, "context: %s\n", err.msg);
-        exit(1);
-    }
-    return c;
-}
-
-static pt_lora *load_lora(pt_model *m, const char *path) {
-    pt_lora *l = NULL;
-    pt_error err = {0};
-    if (pt_lora_load(m, path, &l, &err) != PT_OK) {
-        fprintf(stderr, "load %s: %s\n", path, err.msg);
-        exit(1);
-    }
-    return l;
 }
 
 static void set_lora(pt_context *c, pt_lora *l, float scale) {
@@ -124,8 +90,8 @@ typedef struct scale_case {
 int main(void) {
     const int n_prompts_max = LF_SANITIZED ? 1 : 3;
     if (LF_SANITIZED) printf("sanitized build: the first prompt only\n");
-    pt_model *ref = load_model("ref");
-    pt_lora *peft = load_lora(ref, adapter_dir());
+    pt_model *ref = lfx_model(test_smollm2_path(), "ref");
+    pt_lora *peft = lfx_lora(ref, adapter_dir());
     pt_lora_info info;
     pt_lora_get_info(peft, &info);
     CHECK(strcmp(info.format, "peft") == 0 && info.rank == 8 && info.alpha == 16 && info.scale == 2.0f &&
@@ -142,10 +108,10 @@ int main(void) {
     cp.base = test_smollm2_path();
     pt_error err = {0};
     CHECK(pt_convert_file(adapter_dir(), gguf, &cp, NULL, &err) == PT_OK, "convert: %s", err.msg);
-    pt_lora *gl = load_lora(ref, gguf);
+    pt_lora *gl = lfx_lora(ref, gguf);
     unlink(gguf);
 
-    pt_context *c = new_ctx(ref);
+    pt_context *c = lfx_context(ref, 128, 2, 0, false);
     const scale_case cases[] = {
         {"lora/smollm2_ahoy.logits", 1.0f},
         {"lora/smollm2_ahoy_s05.logits", 0.5f},
@@ -193,9 +159,9 @@ int main(void) {
     pt_model_free(ref);
 
     /* fast path: int8 activations of the base products, adapter in float */
-    pt_model *fast = load_model(NULL);
-    pt_lora *lf = load_lora(fast, adapter_dir());
-    c = new_ctx(fast);
+    pt_model *fast = lfx_model(test_smollm2_path(), NULL);
+    pt_lora *lf = lfx_lora(fast, adapter_dir());
+    c = lfx_context(fast, 128, 2, 0, false);
     lf_logits f;
     lf_logits_load(test_data("lora/smollm2_ahoy.logits"), &f);
     for (int i = 0; i < f.n_prompts && i < n_prompts_max; i++) {

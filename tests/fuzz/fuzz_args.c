@@ -4,7 +4,7 @@
  * tokenize, info, bench, imagine) that command runs as main() would call it, with
  * its own option loop; whatever it parses, loading a model fails at once,
  * because HOME and XDG_DATA_HOME point at a directory that does not exist
- * and stdin is /dev/null. Otherwise the fields go through the shared
+ * and stdin is /dev/null (and OpenCL finds no platform). Otherwise the fields go through the shared
  * run/chat option parser (app/run_options.c) and the strict number
  * parsers (app/args.c). Every command must end with status 0, 1 or 2.
  */
@@ -28,6 +28,11 @@ static void isolate(void) {
     done = 1;
     setenv("HOME", "/nonexistent/petrel-fuzz-home", 1);
     setenv("XDG_DATA_HOME", "/nonexistent/petrel-fuzz-data", 1);
+    /* no OpenCL platform: `info --devices` or `--device opencl` must not
+     * load a real driver here (PoCL keeps memory to the end, which the
+     * fuzzer's leak check would report; the opencl tests cover that path) */
+    setenv("OCL_ICD_VENDORS", "/nonexistent/petrel-fuzz-icd", 1);
+    unsetenv("OCL_ICD_FILENAMES");
     unsetenv("PETREL_CPU");
     int fd = open("/dev/null", O_RDONLY);
     if (fd < 0 || dup2(fd, STDIN_FILENO) < 0) abort();
