@@ -264,10 +264,12 @@ static pt_status add_tensor(sd_weights *w, const rd *r, const pt_gguf_tensor *gt
         const pt_gguf_value *a = pt_gguf_get_arr(r->g, key, PT_GGUF_INT32);
         int64_t sh[4] = {0};
         for (int i = 0; a && a->v.arr.n == 4 && i < 4; i++) sh[i] = pt_gguf_arr_i64(a, (uint64_t)i);
-        int64_t k = sh[1] * sh[2] * sh[3];
+        /* bound each dimension before multiplying them: the product must not overflow */
         bool ok = a && a->v.arr.n == 4 && sh[0] > 0 && sh[1] > 0 && sh[2] > 0 && sh[3] > 0 &&
                   sh[1] <= 1 << 16 && sh[2] <= 16 && sh[3] <= 16 && gt->n_dims == 2 &&
-                  gt->ne[1] == sh[0] && gt->ne[0] % 32 == 0 && gt->ne[0] >= k && gt->ne[0] < k + 32;
+                  gt->ne[1] == sh[0] && gt->ne[0] % 32 == 0;
+        int64_t k = ok ? sh[1] * sh[2] * sh[3] : 0;
+        ok = ok && gt->ne[0] >= k && gt->ne[0] < k + 32;
         if (!ok)
             return pt_fail(r->err, PT_ERR_FORMAT, "%s: '%s' does not describe tensor '%s' as an "
                            "OHWI conv padded to 32 columns", r->path, key, name);
