@@ -6,6 +6,7 @@
 #include "ops_simd.h"
 #include "quant.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #define ROW_ALIGN 8   /* row split granularity of unpacked matrices */
@@ -65,12 +66,22 @@ typedef struct mm_lora {
     pt_qact qu[3][PT_LORA_MAX_ACTIVE];
     float *tmp;                             /* [threads][PT_LORA_TMP_TOKENS][max_rows] */
     int64_t tmp_stride;                     /* PT_LORA_TMP_TOKENS * max_rows */
+    /* A product left to the run (a decode step on several threads): the
+     * first thread into mm_task takes it (u_taken) and computes every u
+     * before its own rows, then sets u_ready; a thread waits for u_ready
+     * only before its first B product, after its base rows, so the A
+     * products overlap the other threads' base rows instead of running
+     * alone before them. No deadlock: whoever waits has entered mm_task,
+     * so the taker has too, and it waits for nothing while computing. */
+    bool deferred;
+    atomic_bool u_taken, u_ready;
 } mm_lora;
 
 /* How a job's rows are split: into parts of units, which the tasks take
  * from a weighted run's claims or evenly by task. */
 typedef struct mm_plan {
     const pt_matmul *j;
+    const pt_matmul_runner *runner;
     const pt_cpu *cpu;
     pt_pool *pool;          /* claim from this weighted run; NULL: even split by task */
     uint8_t *scratch;       /* [threads][scratch_n] for the kernels, or NULL */
@@ -78,7 +89,7 @@ typedef struct mm_plan {
     int n_parts;            /* one per matrix, or one for gate and up together */
     int64_t align[3];       /* rows per unit of each part */
     int64_t units[3];       /* units of each part */
-    const mm_lora *lora;    /* NULL: no adapter touches the job */
+    mm_lora *lora;          /* NULL: no adapter touches the job */
 } mm_plan;
 
 /* Tokens [t0, t1) of task `task` of n_tasks over n. */
@@ -106,7 +117,7 @@ static int64_t gcd64(int64_t a, int64_t b) {
  * are one part of units valid for both (a multiple of both alignments),
  * so a claimed range covers the same rows of both and silu can follow. */
 static mm_plan mm_parts(const pt_matmul *j, const pt_matmul_runner *r, pt_pool *pool) {
-    mm_plan pl = {j, r->cpu, pool, r->scratch, r->scratch_n, j->silu ? 1 : j->n_w, {0}, {0}, NULL};
+    mm_plan pl = {j, r, r->cpu, pool, r->scratch, r->scratch_n, j->silu ? 1 : j->n_w, {0}, {0}, NULL};
     if (j->silu) {
         const int64_t a = row_align(j->w[0]), b = row_align(j->w[1]);
         pl.align[0] = a / gcd64(a, b) * b;
@@ -138,8 +149,10 @@ static pt_qact qact_view(const pt_qact *a, int64_t t0, int64_t n) {
  * calling thread's own tmp, then adds. */
 static void mm_lora_rows(const mm_plan *pl, int i, int64_t r0, int64_t r1, uint8_t *scratch, int thread) {
     const pt_matmul *j = pl->j;
-    const mm_lora *ml = pl->lora;
+    mm_lora *ml = pl->lora;
     const int64_t rows = j->w[i]->rows;
+    if (ml->deferred)
+        while (!atomic_load_explicit(&ml->u_ready, memory_order_acquire)) pt_cpu_relax();
     for (int k = 0; k < ml->n; k++) {
         const pt_lora_pair *p = ml->pair[i][k];
         if (!p) continue;
@@ -244,8 +257,12 @@ static void mm_units(const mm_plan *pl, int part, int64_t u0, int64_t u1, int th
 
 /* The parts one after another: claimed from the weighted run (own share,
  * then stolen), or task `task`'s even share of n_tasks. */
+static void lora_u_deferred(const mm_plan *pl, int thread);
+
 static void mm_task(void *ctx, int task, int n_tasks, int thread) {
     const mm_plan *pl = ctx;
+    if (pl->lora && pl->lora->deferred && !atomic_exchange_explicit(&pl->lora->u_taken, true, memory_order_relaxed))
+        lora_u_deferred(pl, thread);
     for (int part = 0; part < pl->n_parts; part++) {
         int64_t u0, u1;
         if (pl->pool) {
@@ -337,8 +354,16 @@ static void lora_u_task(void *ctx, int task, int n_tasks, int thread) {
         }
 }
 
+/* The deferred A products (mm_lora.deferred), on the calling thread. */
+static void lora_u_deferred(const mm_plan *pl, int thread) {
+    lora_u_job lj = {pl->runner, pl->j, pl->lora};
+    lora_u_task(&lj, 0, 1, thread);
+    atomic_store_explicit(&pl->lora->u_ready, true, memory_order_release);
+}
+
 /* Which matrices of j the active adapters touch, on which path; their u
- * = scale * A x computed (split by tokens on the pool for a batch).
+ * = scale * A x computed (split by tokens on the pool for a batch), or
+ * left to the run for a single token on several threads (deferred).
  * false: none. */
 static bool lora_prepare(const pt_matmul_runner *r, const pt_matmul *j, mm_lora *ml) {
     const pt_lora_run *run = r->lora;
@@ -367,6 +392,10 @@ static bool lora_prepare(const pt_matmul_runner *r, const pt_matmul *j, mm_lora 
         }
     }
     if (!any) return false;
+    ml->deferred = j->n == 1 && r->n_threads > 1;
+    atomic_init(&ml->u_taken, false);
+    atomic_init(&ml->u_ready, false);
+    if (ml->deferred) return true;
     lora_u_job lj = {r, j, ml};
     if (j->n > 1 && r->n_threads > 1)
         pt_pool_run(r->pool, lora_u_task, &lj, j->n < r->n_threads ? j->n : r->n_threads);

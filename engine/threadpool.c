@@ -137,14 +137,6 @@ struct pt_pool {
     pt_slot *slots;     /* [n_threads] */
 };
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ volatile("yield");
-#endif
-}
-
 static int64_t now_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -160,7 +152,7 @@ static bool spin_until(const pt_pool *p, bool (*pred)(const pt_pool *, uint32_t)
     const int64_t deadline = now_us() + spin_us;
     for (;;) {
         for (int i = 0; i < 64; i++) {
-            cpu_relax();
+            pt_cpu_relax();
             if (pred(p, arg)) return true;
         }
         if (now_us() >= deadline) return pred(p, arg);
@@ -236,7 +228,7 @@ static void wait_done(pt_pool *p, int n) {
     int64_t spins = 0;
     while (atomic_load_explicit(&p->done, memory_order_acquire) < n) {
         if (++spins < 20000)
-            cpu_relax();
+            pt_cpu_relax();
         else
             sched_yield();
     }

@@ -74,6 +74,15 @@ typedef void (*pt_pool_fn)(void *ctx, int task, int n_tasks, int thread);
 #define PT_POOL_MAX_THREADS 256
 #define PT_POOL_MAX_TASKS ((1 << 20) - 1)
 
+/* One step of a spin-wait: the CPU's pause hint. */
+static inline void pt_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
 /* Start n_threads - 1 workers (1 <= n_threads <= PT_POOL_MAX_THREADS). */
 pt_status pt_pool_new(int n_threads, pt_pool **out, pt_error *err);
 
