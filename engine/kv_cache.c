@@ -85,10 +85,31 @@ void pt_kv_release(pt_kv_cache *kv) {
     if (kv->pages)
         for (size_t i = 0; i < (size_t)kv->n_layer * kv->n_pages; i++) free(kv->pages[i].ram);
     free(kv->pages);
+    kv->max_spare = 0;
+    while (kv->spare) pt_kv_buf_give(kv, pt_kv_buf_take(kv));
     memset(kv, 0, sizeof *kv);
 }
 
 /* ---- residency and spill ----------------------------------------------- */
+
+uint8_t *pt_kv_buf_take(pt_kv_cache *kv) {
+    uint8_t *b = kv->spare;
+    if (!b) return malloc(kv->page_bytes);
+    memcpy(&kv->spare, b, sizeof(void *));
+    kv->n_spare--;
+    return b;
+}
+
+void pt_kv_buf_give(pt_kv_cache *kv, uint8_t *buf) {
+    if (!buf) return;
+    if (kv->n_spare >= kv->max_spare) {
+        free(buf);
+        return;
+    }
+    memcpy(buf, &kv->spare, sizeof(void *));
+    kv->spare = buf;
+    kv->n_spare++;
+}
 
 /* Write page p's dirty positions (all of it when its slot holds nothing
  * yet) to its slot. Lock not held; p is RAM and only this thread frees
@@ -139,7 +160,7 @@ static int evict(pt_kv_cache *kv, int cur) {
         const int e = write_back(kv, victim);
         pt_kv_spill_lock(kv);
         if (e) return e;
-        free(victim->ram);
+        pt_kv_buf_give(kv, victim->ram);
         victim->ram = NULL;
         victim->state = PT_KV_PG_DISK;
         victim->on_disk = true;
@@ -164,9 +185,10 @@ static pt_status make_resident(pt_kv_cache *kv, pt_kv_page *p, pt_error *err) {
         return PT_OK;
     }
     if (p->state == PT_KV_PG_EMPTY) {
-        p->ram = calloc(1, kv->page_bytes);
+        p->ram = kv->spill ? pt_kv_buf_take(kv) : calloc(1, kv->page_bytes);
         if (!p->ram)
             return pt_fail(err, PT_ERR_NOMEM, "kv cache: out of memory for a page of %zu bytes", kv->page_bytes);
+        if (kv->spill) memset(p->ram, 0, kv->page_bytes);
         p->state = PT_KV_PG_RAM;
         p->dirty_lo = p->dirty_hi = 0;
         kv->ram_bytes += kv->page_bytes;
@@ -176,12 +198,12 @@ static pt_status make_resident(pt_kv_cache *kv, pt_kv_page *p, pt_error *err) {
     kv->stalls++;
     p->state = PT_KV_PG_LOADING;
     kv->ram_bytes += kv->page_bytes;
+    uint8_t *buf = pt_kv_buf_take(kv);
     pt_kv_spill_unlock(kv);
-    uint8_t *buf = malloc(kv->page_bytes);
     const int e = buf ? pt_kv_spill_read(kv, buf, kv->page_bytes, slot_offset(kv, p)) : ENOMEM;
     pt_kv_spill_lock(kv);
     if (e) {
-        free(buf);
+        pt_kv_buf_give(kv, buf);
         p->state = PT_KV_PG_DISK;
         kv->ram_bytes -= kv->page_bytes;
         return pt_fail(err, PT_ERR_IO, "kv spill: cannot read a page back from the spill file in %s: %s",
@@ -201,6 +223,7 @@ pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error 
         pt_kv_spill_lock(kv);
         pt_kv_spill_want(kv, -1, 0);
     }
+    if (kv->spill) kv->max_spare = n_need;
     for (int i = 0; i < n_need && st == PT_OK; i++) st = make_resident(kv, page_at(kv, layer, i), err);
     if (st == PT_OK)
         for (int i = p0 / PT_KV_PAGE; i < n_need; i++) {

@@ -34,6 +34,12 @@
  * RAM held is at most max(budget, one layer's pages) plus the next
  * layer's pages (read ahead): the stated overhead. A failed write (disk
  * full) stops spilling (the cache then stays in RAM) and is reported once.
+ *
+ * Spare buffers: an evicted page's memory is not given back to malloc but
+ * kept (at most one layer's pages: as many as the last pt_kv_begin_layer
+ * needed) for the reads that follow, so a spilling decode step does not
+ * map, fault in and unmap fresh pages for every page it reads back; the
+ * memory bound above grows by those spares (at most one more layer).
  */
 #ifndef PETREL_KV_CACHE_H
 #define PETREL_KV_CACHE_H
@@ -84,7 +90,17 @@ typedef struct pt_kv_cache {
     uint64_t ram_bytes;       /* pages RAM or LOADING, times page_bytes */
     uint64_t read_ahead, hits, stalls;
     struct pt_kv_spill *spill; /* NULL without a budget */
+    /* spare page buffers (spill only, under its lock): a stack linked
+     * through each buffer's first pointer */
+    void *spare;
+    int n_spare, max_spare;
 } pt_kv_cache;
+
+/* A page buffer (page_bytes, contents undefined): a spare one, or
+ * malloc's; NULL when out of memory. Spill lock held. */
+uint8_t *pt_kv_buf_take(pt_kv_cache *kv);
+/* Keep buf as a spare (up to max_spare), or free it. Lock held. */
+void pt_kv_buf_give(pt_kv_cache *kv, uint8_t *buf);
 
 /* Make an empty cache (no page memory yet). With a budget, creates the
  * spill file and its reader thread: an unusable directory is PT_ERR_IO

@@ -78,13 +78,13 @@ static void *reader_main(void *arg) {
         }
         p->state = PT_KV_PG_LOADING;
         kv->ram_bytes += kv->page_bytes;
+        uint8_t *buf = pt_kv_buf_take(kv);
         pthread_mutex_unlock(&s->lock);
-        uint8_t *buf = malloc(kv->page_bytes);
         const int e = buf ? pt_kv_spill_read(kv, buf, kv->page_bytes, (uint64_t)(p - kv->pages) * kv->page_bytes)
                           : ENOMEM;
         pthread_mutex_lock(&s->lock);
         if (e) { /* left to the forward pass, which reads it itself and reports */
-            free(buf);
+            pt_kv_buf_give(kv, buf);
             p->state = PT_KV_PG_DISK;
             kv->ram_bytes -= kv->page_bytes;
             s->want_layer = -1;
