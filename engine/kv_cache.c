@@ -2,6 +2,7 @@
 #include "kv_cache.h"
 
 #include "attention.h"
+#include "ops.h"
 #include "status.h"
 
 #include <errno.h>
@@ -53,6 +54,7 @@ pt_status pt_kv_init(pt_kv_cache *kv, int n_layer, int n_ctx, int n_head_kv, int
     kv->cpu = opts ? opts->cpu : NULL;
     kv->kelem = elems[type][0];
     kv->velem = elems[type][1];
+    kv->rot_keys = kv->kelem == PT_KV_ELEM_Q8R && head_dim <= PT_KV_ROT_MAX && (head_dim & (head_dim - 1)) == 0;
     kv->kc = pt_kv_codec_pick(kv->cpu, kv->kelem);
     kv->vc = pt_kv_codec_pick(kv->cpu, kv->velem);
     kv->krow = pt_kv_row_bytes(kv->kelem, head_dim);
@@ -262,18 +264,26 @@ void pt_kv_store(pt_kv_cache *kv, int layer, int pos, const float *k, const floa
     uint8_t *page = page_at(kv, layer, pos / PT_KV_PAGE)->ram;
     for (int h = 0; h < kv->n_head_kv; h++) {
         uint8_t *hk = page + (size_t)h * kv->head_bytes, *hv = hk + PT_KV_PAGE * kv->krow;
-        if (kv->kelem == PT_KV_ELEM_F32)
+        if (kv->kelem == PT_KV_ELEM_F32) {
             pt_attn_store_key((float *)hk, (int64_t)BK * D, r, k + (size_t)h * D, D);
-        else
+        } else if (kv->rot_keys) {
+            float kr[PT_KV_ROT_MAX];
+            memcpy(kr, k + (size_t)h * D, (size_t)D * sizeof *kr);
+            pt_fwht(kr, D);
+            kv->kc.encode(kr, D, hk + (size_t)r * kv->krow);
+        } else {
             kv->kc.encode(k + (size_t)h * D, D, hk + (size_t)r * kv->krow);
+        }
         kv->vc.encode(v + (size_t)h * D, D, hv + (size_t)r * kv->vrow);
     }
 }
 
 size_t pt_kv_attend_scratch_floats(const pt_kv_cache *kv, int n_query) {
     size_t n = pt_attn_scratch_floats(n_query, kv->head_dim);
-    /* a decoded page: keys [PAGE][D] (blocked), values [PAGE][D], rows of one block [BK][D] */
+    /* a decoded page: keys [PAGE][D] (blocked), values [PAGE][D], rows of one block [BK][D];
+     * rotated keys: the rotated queries [n_query][D] */
     if (kv->type != PT_KV_F32) n += (size_t)(2 * PT_KV_PAGE + BK) * kv->head_dim;
+    if (kv->rot_keys) n += (size_t)n_query * kv->head_dim;
     return n;
 }
 
@@ -307,6 +317,17 @@ void pt_kv_attend(const pt_kv_cache *kv, int layer, int kvh, float *out, int64_t
     const int pg0 = first / PT_KV_PAGE, pg1 = (n_kv - 1) / PT_KV_PAGE;
     float *dk = scratch + pt_attn_scratch_floats(n_tok * n_head, D);
     float *dv = dk + (size_t)PT_KV_PAGE * D, *rows = dv + (size_t)PT_KV_PAGE * D;
+    if (kv->rot_keys) { /* the queries in the keys' basis: [n_tok][n_head][D] */
+        float *qr = rows + (size_t)BK * D;
+        for (int t = 0; t < n_tok; t++)
+            for (int h = 0; h < n_head; h++) {
+                float *dst = qr + ((size_t)t * n_head + h) * D;
+                memcpy(dst, q + t * q_stride + (int64_t)h * D, (size_t)D * sizeof *dst);
+                pt_fwht(dst, D);
+            }
+        q = qr;
+        q_stride = (int64_t)n_head * D;
+    }
     for (int pg = pg0; pg <= pg1; pg++) {
         const int lo = pg * PT_KV_PAGE;
         const int hi = n_kv - lo < PT_KV_PAGE ? n_kv : lo + PT_KV_PAGE;

@@ -40,6 +40,16 @@
  * needed) for the reads that follow, so a spilling decode step does not
  * map, fault in and unmap fresh pages for every page it reads back; the
  * memory bound above grows by those spares (at most one more layer).
+ *
+ * Rotated keys (q8f8): its int8 keys have one scale per row, so a few
+ * large channels (common in keys) set the step of all the others. They
+ * are stored in a rotated basis instead, k' = H k / sqrt(D) (pt_fwht, the
+ * orthogonal Walsh-Hadamard transform), which spreads every channel over
+ * all of them before rounding; pt_kv_attend rotates the queries the same
+ * way, and q' . k' = q . k exactly (H / sqrt(D) is orthogonal), so only
+ * the rounding changes. Values are not rotated (fp8 keeps a relative
+ * precision, which a rotation does not improve). Exported layers (saved
+ * sessions) hold the rows as stored, rotated.
  */
 #ifndef PETREL_KV_CACHE_H
 #define PETREL_KV_CACHE_H
@@ -54,6 +64,7 @@
 #include <stdint.h>
 
 #define PT_KV_PAGE 256 /* positions per page (a multiple of PT_ATTN_BK) */
+#define PT_KV_ROT_MAX 512 /* the largest head_dim whose q8f8 keys are rotated */
 
 enum { PT_KV_PG_EMPTY, PT_KV_PG_RAM, PT_KV_PG_DISK, PT_KV_PG_LOADING };
 
@@ -82,6 +93,8 @@ typedef struct pt_kv_cache {
     pt_kv_codec kc, vc;
     const pt_cpu *cpu;
     size_t krow, vrow;        /* bytes of one position of one head's keys, values */
+    bool rot_keys;            /* keys stored as pt_fwht(k) (q8f8, head_dim a power of
+                                 two up to PT_KV_ROT_MAX): see the comment above */
     size_t head_bytes;        /* PAGE * (krow + vrow) */
     size_t page_bytes;        /* n_head_kv * head_bytes */
     int n_pages;              /* pages per layer: ceil(n_ctx / PAGE) */

@@ -25,7 +25,8 @@
  *   ...     n_layer * layer_bytes
  *                             the KV cache, layer 0 first, each layer in the
  *                             serialized form of kv_cache.h (the cache's
- *                             own element type)
+ *                             own element type and rows: q8f8 keys in
+ *                             their rotated basis)
  *   end-4   4   u32           CRC-32 (zlib crc32) of every byte before it
  *
  * The file is exactly this long: anything shorter is truncated, anything

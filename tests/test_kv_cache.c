@@ -9,7 +9,8 @@
  *  2. pt_kv_attend over pages (several pages, GQA tiles, windows) against
  *     pt_attn_causal_window over one flat buffer of the same (decoded)
  *     keys and values: bitwise, for every type, with this CPU's kernel
- *     variant and with the plain one ("ref");
+ *     variant and with the plain one ("ref"), head_dim 40 and 64 (q8f8's
+ *     keys rotated at 64: the reference rotates keys and queries itself);
  *  3. the serialized form: export, import into a cache with a tiny budget
  *     (pages spilled), export again: the same bytes, every type;
  *  4. SmolLM2 ($PETREL_SMOLLM2), greedy, prompts of held-out text: 280
@@ -40,6 +41,7 @@
 #include "cpu_features.h"
 #include "kv_cache.h"
 #include "kv_codec.h"
+#include "ops.h"
 #include "petrel.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -133,13 +135,16 @@ static void test_codecs(const pt_cpu *cpu) {
 
 /* ---- 2, 3: attention over pages and the serialized form ---------------- */
 
-static void test_attend(const pt_cpu *cpu) {
-    const int L = 3, Hkv = 2, D = 40, n_ctx = 700, group = 3;
+static void test_attend(const pt_cpu *cpu, int D) {
+    const int L = 3, Hkv = 2, n_ctx = 700, group = 3;
     for (int type = PT_KV_F32; type <= PT_KV_Q8F8; type++) {
         pt_kv_cache kv;
         pt_error err = {0};
         const pt_kv_opts o = {type, cpu, 0, NULL};
         CHECK(pt_kv_init(&kv, L, n_ctx, Hkv, D, &o, &err) == PT_OK, "init: %s", err.msg);
+        /* q8f8 keys are kept rotated (kv_cache.h) when D is a power of two */
+        const bool rot = type == PT_KV_Q8F8 && (D & (D - 1)) == 0;
+        CHECK(kv.rot_keys == rot, "%s, D %d: rotated keys %d", pt_kv_type_name(type), D, kv.rot_keys);
         float *k = malloc(sizeof(float) * n_ctx * Hkv * D), *v = malloc(sizeof(float) * n_ctx * Hkv * D);
         for (int i = 0; i < n_ctx * Hkv * D; i++) {
             k[i] = frand() * 2.0f;
@@ -152,13 +157,16 @@ static void test_attend(const pt_cpu *cpu) {
         const int nblk = (n_ctx + PT_ATTN_BK - 1) / PT_ATTN_BK;
         float *kt = calloc((size_t)nblk * PT_ATTN_BK * D, sizeof(float)), *vf = malloc(sizeof(float) * n_ctx * D);
         uint8_t row[512];
-        float dec[64];
+        float dec[64], kr[64];
         const size_t scr_n = pt_kv_attend_scratch_floats(&kv, 64 * group);
         float *scr = malloc(scr_n * sizeof(float)), *scr2 = malloc(scr_n * sizeof(float));
         int diff = 0, cases = 0;
         for (int h = 0; h < Hkv; h++) {
             for (int p = 0; p < n_ctx; p++) {
-                kc.encode(k + ((size_t)p * Hkv + h) * D, D, row);
+                /* the reference of rotated keys: pt_fwht by hand, before encoding */
+                memcpy(kr, k + ((size_t)p * Hkv + h) * D, sizeof(float) * D);
+                if (rot) pt_fwht(kr, D);
+                kc.encode(kr, D, row);
                 kc.decode(row, D, dec);
                 pt_attn_store_key(kt, (int64_t)PT_ATTN_BK * D, p, dec, D);
                 vc.encode(v + ((size_t)p * Hkv + h) * D, D, row);
@@ -172,10 +180,12 @@ static void test_attend(const pt_cpu *cpu) {
                     for (size_t w = 0; w < sizeof windows / sizeof *windows; w++) {
                         const int p0 = p0s[a], nt = nts[b];
                         if (p0 + nt > n_ctx) continue;
-                        float q[64 * 3 * 40], o1[64 * 3 * 40], o2[64 * 3 * 40];
+                        static float q[64 * 3 * 64], qr[64 * 3 * 64], o1[64 * 3 * 64], o2[64 * 3 * 64];
                         for (int i = 0; i < nt * group * D; i++) q[i] = frand();
+                        memcpy(qr, q, sizeof(float) * nt * group * D);
+                        for (int i = 0; rot && i < nt * group; i++) pt_fwht(qr + (size_t)i * D, D);
                         pt_kv_attend(&kv, 1, h, o1, group * D, q, group * D, nt, group, p0, windows[w], 0.15f, scr);
-                        pt_attn_causal_window(cpu, o2, group * D, q, group * D, nt, group, kt,
+                        pt_attn_causal_window(cpu, o2, group * D, qr, group * D, nt, group, kt,
                                               (int64_t)PT_ATTN_BK * D, vf, D, p0, windows[w], D, 0.15f, scr2);
                         cases++;
                         if (memcmp(o1, o2, sizeof(float) * nt * group * D)) diff++;
@@ -206,11 +216,12 @@ static void test_attend(const pt_cpu *cpu) {
         CHECK(!memcmp(s1, s2, lb), "%s: export after import (spilled) differs", pt_kv_type_name(type));
         /* and the attention over the imported cache is the original's */
         CHECK(pt_kv_begin_layer(&kv2, 1, n_pos, 0, &err) == PT_OK, "begin: %s", err.msg);
-        float q[8 * 3 * 40], o1[8 * 3 * 40], o2b[8 * 3 * 40];
+        float q[8 * 3 * 64], o1[8 * 3 * 64], o2b[8 * 3 * 64];
         for (int i = 0; i < 8 * group * D; i++) q[i] = frand();
         pt_kv_attend(&kv, 1, 1, o1, group * D, q, group * D, 8, group, n_pos - 8, 0, 0.15f, scr);
         pt_kv_attend(&kv2, 1, 1, o2b, group * D, q, group * D, 8, group, n_pos - 8, 0, 0.15f, scr2);
-        CHECK(!memcmp(o1, o2b, sizeof o1), "%s: attention over the imported cache differs", pt_kv_type_name(type));
+        CHECK(!memcmp(o1, o2b, sizeof(float) * 8 * group * D), "%s: attention over the imported cache differs",
+              pt_kv_type_name(type));
         CHECK(pt_kv_type_of(&kv2) == type, "type_of");
         pt_kv_release(&kv2);
         free(s1);
@@ -398,9 +409,13 @@ int main(void) {
     pt_cpu cpu;
     pt_cpu_detect(&cpu);
     test_codecs(&cpu);
-    test_attend(&cpu);
+    test_attend(&cpu, 40);
+    test_attend(&cpu, 64);
     pt_cpu ref; /* the plain kernel build and the reference codecs */
-    if (cpu.variant != PT_CPU_REF && pt_cpu_with_variant(&cpu, PT_CPU_REF, &ref)) test_attend(&ref);
+    if (cpu.variant != PT_CPU_REF && pt_cpu_with_variant(&cpu, PT_CPU_REF, &ref)) {
+        test_attend(&ref, 40);
+        test_attend(&ref, 64);
+    }
     test_model();
     return check_done("test_kv_cache");
 }

@@ -267,7 +267,34 @@ static void test_silu_simd(void) {
     check_variants_ran("ops silu_mul_simd", ran);
 }
 
+/* pt_fwht against the Hadamard matrix written out (H[i][j] = (-1)^popcount(i & j),
+ * in double) on random vectors of every power of two up to 512; applying it
+ * twice gives the input back (H / sqrt(n) is orthogonal and symmetric). */
+static void test_fwht(void) {
+    for (int n = 1; n <= 512; n *= 2) {
+        float *x = rand_vec(n, 4.0f), *y = malloc(n * sizeof *y);
+        memcpy(y, x, n * sizeof *y);
+        pt_fwht(y, n);
+        double maxd = 0, maxv = 0;
+        for (int i = 0; i < n; i++) {
+            double want = 0;
+            for (int j = 0; j < n; j++) want += (__builtin_popcount((unsigned)(i & j)) & 1 ? -1.0 : 1.0) * x[j];
+            want /= sqrt((double)n);
+            if (fabs(y[i] - want) > maxd) maxd = fabs(y[i] - want);
+            if (fabs(want) > maxv) maxv = fabs(want);
+        }
+        CHECK(maxd <= 4.0 * (1 + log2(n)) * EPS_F * 4.0 * sqrt((double)n), "fwht n=%d: abs err %g", n, maxd);
+        pt_fwht(y, n);
+        double back = 0;
+        for (int i = 0; i < n; i++) back = fmax(back, fabs(y[i] - x[i]));
+        CHECK(back <= 8.0 * (1 + log2(n)) * EPS_F * 4.0, "fwht twice n=%d: off by %g", n, back);
+        free(x);
+        free(y);
+    }
+}
+
 int main(void) {
+    test_fwht();
     test_rmsnorm();
     test_rope();
     test_softmax();

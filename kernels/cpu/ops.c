@@ -50,6 +50,18 @@ void pt_rope(float *x, int n_heads, int head_stride, int n_rot, const float *cs,
     }
 }
 
+void pt_fwht(float *x, int n) {
+    for (int h = 1; h < n; h *= 2)
+        for (int i = 0; i < n; i += 2 * h)
+            for (int j = i; j < i + h; j++) {
+                const float a = x[j], b = x[j + h];
+                x[j] = a + b;
+                x[j + h] = a - b;
+            }
+    const float s = 1.0f / sqrtf((float)n);
+    for (int i = 0; i < n; i++) x[i] *= s;
+}
+
 void pt_softmax(float *x, int n) {
     if (n <= 0) return;
     float mx = x[0];

@@ -37,6 +37,12 @@ void pt_rope_table(float *cs, const float *inv_freq, int n_rot, int pos);
  * Pair (a, b) with angle t becomes (a cos t - b sin t, a sin t + b cos t). */
 void pt_rope(float *x, int n_heads, int head_stride, int n_rot, const float *cs, bool neox);
 
+/* x[0..n) = H x / sqrt(n) in place, H the n x n Sylvester-Hadamard matrix
+ * (H[i][j] = (-1)^popcount(i & j)), n a power of two: an orthogonal
+ * transform that is its own inverse (the fast Walsh-Hadamard transform,
+ * n log2 n additions; one fixed order of operations). */
+void pt_fwht(float *x, int n);
+
 /* x[0..n) = exp(x - max) / sum exp(x - max), in place; sum in double. */
 void pt_softmax(float *x, int n);
 
