@@ -13,6 +13,8 @@
 #   - q8 (llama.cpp's q8_0 layout) is no worse than llama.cpp's q8_0 KV:
 #     KLD at most Q8_VS_LLAMA times llama's;
 #   - f16 beats q8, and q8 beats q8f8 (finer formats lose less);
+#   - on Gemma 3 270M ($PETREL_GEMMA3) q8f8 is no worse than llama.cpp's
+#     q8_0 KV: mean KLD at most, top-1 agreement at least llama's;
 #   - a 1 MiB --kv-ram budget (the cache spilled to disk) prints the very
 #     same statistics as no budget, and leaves nothing in the spill dir;
 #   - bad KV options (an unknown type, -ctk and -ctv that differ, an
@@ -68,6 +70,38 @@ done
     && ok || bad "q8 KLD ${KLD[q8]} above $Q8_VS_LLAMA x llama.cpp's q8_0 KV (${KLD[llama]})"
 below "${KLD[f16]}" "${KLD[q8]}" && below "${KLD[q8]}" "${KLD[q8f8]}" && ok \
     || bad "KLD not ordered f16 < q8 < q8f8: ${KLD[f16]} ${KLD[q8]} ${KLD[q8f8]}"
+
+# Gemma 3 270M (head_dim 256, one KV head): q8f8 against llama.cpp's
+# q8_0 KV, each against its own float32 KV, GCH chunks of C tokens: the
+# issue's "no worse than llama.cpp's q8_0" (KLD and top-1 agreement).
+# SmolLM2 above is not held to it: every perturbation of its attention
+# (f16 KV included) costs it about 0.003 of KLD through its int8
+# activations, and q8f8's e5m2 values are worth more than that there
+# (docs/kv_cache.md).
+GEMMA=${PETREL_GEMMA3:-${XDG_DATA_HOME:-${HOME:-.}/.local/share}/petrel/models/gemma-3-270m-q4_k_m.gguf}
+GCH=8
+[ "${PETREL_SANITIZED:-}" = 1 ] && GCH=4
+if [ ! -f "$GEMMA" ]; then
+    bad "no Gemma 3 model at $GEMMA (tools/fetch_gemma3.py)"
+else
+    expect_exit 0 "gemma3 f32 base" -- "$BIN" perplexity -m "$GEMMA" -f "$TEXT" -c $C -b $C -t $TH --chunks $GCH \
+        --kv-type f32 --kl-divergence-base "$TMP/g.base"
+    expect_exit 0 "gemma3 q8f8" -- "$BIN" perplexity -m "$GEMMA" -t $TH --kv-type q8f8 \
+        --kl-divergence-base "$TMP/g.base" --kl-divergence
+    GK=$(stat_of "$TMP/out" 'Mean    KLD') GT=$(stat_of "$TMP/out" 'Same top p')
+    "$LP" -m "$GEMMA" -f "$TEXT" -c $C -b $C -t $TH --chunks $GCH -ctk f32 -ctv f32 \
+        --kl-divergence-base "$TMP/gl.base" >"$TMP/gl.base.log" 2>&1 \
+        || bad "llama-perplexity gemma3 f32 base failed: $(tail -3 "$TMP/gl.base.log")"
+    "$LP" -m "$GEMMA" -c $C -b $C -t $TH -ctk q8_0 -ctv q8_0 -fa on \
+        --kl-divergence-base "$TMP/gl.base" --kl-divergence >"$TMP/gl.kld" 2>&1 \
+        || bad "llama-perplexity gemma3 q8_0 KLD failed: $(tail -3 "$TMP/gl.kld")"
+    LK=$(stat_of "$TMP/gl.kld" 'Mean    KLD') LT=$(stat_of "$TMP/gl.kld" 'Same top p')
+    echo "gemma3: q8f8 vs f32: mean KLD ${GK:-?}, same top ${GT:-?} %; llama.cpp q8_0: ${LK:-?}, ${LT:-?} %"
+    [ -n "$GK" ] && [ -n "$LK" ] && below "$GK" "$LK" && ok \
+        || bad "gemma3: q8f8 KLD '$GK' above llama.cpp's q8_0 KV '$LK'"
+    [ -n "$GT" ] && [ -n "$LT" ] && below "$LT" "$GT" && ok \
+        || bad "gemma3: q8f8 same top '$GT' % below llama.cpp's q8_0 KV '$LT' %"
+fi
 
 # a budget that spills nearly all of the cache changes nothing
 expect_exit 0 "q8f8 with --kv-ram 1" -- "$BIN" perplexity -m "$MODEL" -t $TH --kv-type q8f8 --kv-ram 1 \
