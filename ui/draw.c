@@ -171,7 +171,7 @@ static void device_label(const pt_model_card *c, int max, char *out, size_t cap)
  * · lora ...", in room cells if it can: the architecture part goes first
  * (F2's list shows it too), then the context part, then the line is cut at
  * room (no number is cut in the middle while a shorter line fits). */
-static void title_info(pt_app *a, int room, char *info, size_t cap) {
+static void title_info(const pt_app *a, int room, char *info, size_t cap) {
     if (!a->loaded && !a->loading) {
         snprintf(info, cap, "no model loaded (F2 to pick one)");
         return;
