@@ -9,6 +9,7 @@
 #include "args.h"
 #include "catalog.h"
 #include "commands.h"
+#include "device_opt.h"
 #include "kv_args.h"
 #include "paths.h"
 #include "pull_entry.h"
@@ -44,6 +45,7 @@ static void usage(FILE *f) {
           "  --image-model PATH  the studio's image model (default: the bundled demo model)\n"
           "  --lora PATH[:SCALE]  a LoRA adapter active from the start (repeat to stack; /lora in the chat)\n"
           "  --kv-type f32|f16|q8|q8f8   --kv-ram MB   --kv-spill-dir DIR  (the KV cache, as for run)\n"
+          "  --device cpu|opencl[:N]  where the chat's model runs (as for run; the title bar names it)\n"
           "options:\n"
           "  -h, --help     this help; COMMAND --help for a command's options\n"
           "  --version      print the version\n", f);
@@ -85,6 +87,8 @@ static int open_app(int argc, char **argv, bool demo) {
     run_loras loras = {0};   /* --lora: its strings live while the app runs */
     kv_args kv;              /* --kv-type, --kv-ram, --kv-spill-dir: into kv_cp, then o */
     kv_args_init(&kv);
+    app_device dev;          /* --device: its cache path lives while the app runs */
+    app_device_init(&dev);
     pt_context_params kv_cp = pt_context_default_params();
     int kv_rc;
     for (int i = 1; i < argc; i++) {
@@ -108,6 +112,8 @@ static int open_app(int argc, char **argv, bool demo) {
             if (!(o.image_model = arg_value(argc, argv, &i))) return 2;
         } else if (!strcmp(a, "--lora")) {
             if (run_loras_add(&loras, arg_value(argc, argv, &i)) < 0) return 2;
+        } else if (!strcmp(a, "--device")) {
+            if (app_device_parse(&dev, arg_value(argc, argv, &i)) < 0) return 2;
         } else if ((kv_rc = kv_args_parse(&kv, &kv_cp, argc, argv, &i, false)) != 0) {
             if (kv_rc < 0) return 2;
         } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
@@ -154,6 +160,12 @@ static int open_app(int argc, char **argv, bool demo) {
     o.kv_type = (int)kv_cp.kv_type;
     o.kv_ram_mb = kv_cp.kv_ram_mb;
     o.kv_spill_dir = kv_cp.kv_spill_dir;
+    /* --device: what app_device_params sets, passed on as plain values (ui.h) */
+    pt_model_params dev_mp = pt_model_default_params();
+    app_device_params(&dev, &dev_mp);
+    o.backend = dev_mp.backend;
+    o.device = dev_mp.device;
+    o.device_cache = dev_mp.device_cache;
     o.n_loras = loras.n;
     o.lora_paths = loras.path;
     o.lora_scales = loras.scale;

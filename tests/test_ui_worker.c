@@ -3,7 +3,8 @@
  * driven through its API with a tiny committed model: every turn has its
  * own cancel id, and a cancel for a turn the worker has not started yet
  * (it is still loading, or busy with an earlier command) cancels that turn
- * when it starts, while later turns run untouched.
+ * when it starts, while later turns run untouched. The model card says
+ * where the model runs (the CPU here), its device strings escaped.
  *
  * No timing: to keep the worker from reaching a turn before the test has
  * cancelled it, the test holds the event queue's lock; the worker then
@@ -35,7 +36,13 @@ static turn_seen wait_turn(int turn_id) {
     for (;;) {
         pt_ui_event *ev = (pt_ui_event *)pt_queue_wait(&events);
         if (!ev) { CHECK(0, "event queue closed before turn %d ended", turn_id); return s; }
-        if (ev->kind == PT_EV_LOADED) CHECK(ev->status == PT_OK && ev->load_id == 1, "load 1: %s", ev->msg);
+        if (ev->kind == PT_EV_LOADED) {
+            CHECK(ev->status == PT_OK && ev->load_id == 1, "load 1: %s", ev->msg);
+            /* no --device: the CPU, nothing to explain */
+            CHECK(strcmp(ev->card.device, "CPU") == 0 && ev->card.n_device_layers == 0 &&
+                  ev->card.device_note[0] == 0, "load 1 runs on '%s' (%d layers), note '%s'",
+                  ev->card.device, ev->card.n_device_layers, ev->card.device_note);
+        }
         if (ev->kind == PT_EV_TEXT && ev->turn_id == turn_id) s.n_text++;
         bool done = ev->kind == PT_EV_TURN_DONE && ev->turn_id == turn_id;
         if (ev->kind == PT_EV_TURN_DONE && ev->turn_id != turn_id)
@@ -71,7 +78,26 @@ static void expect_ran(int turn_id, int n_predict) {
     CHECK(s.n_generated >= 1 && s.n_generated <= n_predict, "turn %d: %d tokens", turn_id, s.n_generated);
 }
 
+/* The card's device strings come from the OpenCL driver: escaped for the
+ * screen like the model's own strings. */
+static void card_device(void) {
+    pt_model_info info;
+    memset(&info, 0, sizeof info);
+    info.device = "Evil\x1b[2J GPU";
+    info.n_device_layers = 30;
+    info.device_note = "bell\x07";
+    pt_model_card c;
+    pt_model_card_from_info(&c, &info);
+    CHECK(strcmp(c.device, "Evil\\e[2J GPU") == 0, "device escaped: '%s'", c.device);
+    CHECK(strcmp(c.device_note, "bell\\x07") == 0, "device_note escaped: '%s'", c.device_note);
+    CHECK(c.n_device_layers == 30, "n_device_layers %d", c.n_device_layers);
+    info.device = NULL;   /* (an engine that names none) */
+    pt_model_card_from_info(&c, &info);
+    CHECK(strcmp(c.device, "CPU") == 0, "no device name: '%s'", c.device);
+}
+
 int main(void) {
+    card_device();
     pt_chat_settings set;
     pt_chat_settings_default(&set);
     set.n_predict = 16;

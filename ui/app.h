@@ -55,6 +55,7 @@ typedef struct pt_app {
     pt_model_card card;
     double load_t0;
     uint64_t load_done, load_total; /* weight bytes ready, of total (0: not known yet) */
+    char device_note[320];      /* the last OpenCL fallback note put in the chat (escaped) */
     pt_lora_list loras;         /* the worker's adapters, from its last LORA event */
     int lora_sel;               /* the picker's (OV_LORA) selected row */
 

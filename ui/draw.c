@@ -139,37 +139,76 @@ static void put_styled(int y, int x, const pt_styled *s, int max) {
 
 /* ---- title ---- */
 
+/* Where the model runs, for the title bar, in at most max cells: "CPU",
+ * or "OpenCL: NAME" ("OpenCL 20/30: NAME" when some layers stay on the
+ * CPU), the name cut with an ellipsis when at least 8 of its cells fit,
+ * else just "OpenCL"; "" when not even that fits. (An OpenCL request that
+ * fell back runs no layer there: "CPU", the chat's note says why.) */
+static void device_label(const pt_model_card *c, int max, char *out, size_t cap) {
+    char head[40];
+    const bool cl = c->n_device_layers > 0;
+    if (!cl) snprintf(head, sizeof head, "CPU");
+    else if (c->n_device_layers < c->n_layer)
+        snprintf(head, sizeof head, "OpenCL %d/%d", c->n_device_layers, c->n_layer);
+    else snprintf(head, sizeof head, "OpenCL");
+    out[0] = 0;
+    const int hw = (int)strlen(head);
+    if (hw > max) return;
+    /* the name is escaped already (worker.h) */
+    const size_t len = strlen(c->device);
+    const int room = max - hw - 2;   /* after "HEAD: " */
+    if (!cl || (pt_str_cells(c->device, len) > room && room < 8) || !c->device[0]) {
+        snprintf(out, cap, "%s", head);
+    } else if (pt_str_cells(c->device, len) <= room) {
+        snprintf(out, cap, "%s: %s", head, c->device);
+    } else {
+        size_t n = pt_str_fit(c->device, len, room - 1, NULL);
+        snprintf(out, cap, "%s: %.*s%s", head, (int)n, c->device, pt_text_utf8() ? "\u2026" : ".");
+    }
+}
+
+/* The title's model line in info: "NAME · arch ftype params · ctx used/size
+ * · lora ...", in room cells if it can: the architecture part goes first
+ * (F2's list shows it too), then the context part, then the line is cut at
+ * room (no number is cut in the middle while a shorter line fits). */
+static void title_info(const pt_app *a, int room, char *info, size_t cap) {
+    if (!a->loaded && !a->loading) {
+        snprintf(info, cap, "no model loaded (F2 to pick one)");
+        return;
+    }
+    const char *slash = strrchr(a->model_path, '/');
+    char file[1024];
+    pt_shown(slash ? slash + 1 : a->model_path, file, sizeof file);
+    /* card strings are escaped already (worker.h) */
+    const char *name = a->loaded && a->card.name[0] ? a->card.name : file;
+    if (!a->loaded) {
+        snprintf(info, cap, "%.200s", name);
+        return;
+    }
+    char params[24] = "";
+    if (a->card.n_params > 0) {
+        double p = (double)a->card.n_params;
+        if (p >= 1e9) snprintf(params, sizeof params, " %.1fB", p / 1e9);
+        else snprintf(params, sizeof params, " %.0fM", p / 1e6);
+    }
+    char lora[256], desc[96], ctx[64];
+    pt_app_lora_summary(a, lora, sizeof lora);
+    snprintf(desc, sizeof desc, " \u00b7 %s %s%s", a->card.arch, a->card.ftype, params);
+    /* context used / size: the tokens in the KV cache (the worker's last numbers) */
+    snprintf(ctx, sizeof ctx, " \u00b7 ctx %d/%d", a->st.have_mem ? a->st.mem.kv_tokens : 0, a->card.n_ctx);
+    for (int drop = 0; drop < 3; drop++) {
+        snprintf(info, cap, "%.200s%s%s%s%s", name, drop < 1 ? desc : "", drop < 2 ? ctx : "",
+                 lora[0] ? " \u00b7 lora " : "", lora);
+        if (!pt_text_utf8()) for (char *p = info; (p = strstr(p, "\u00b7")); ) { p[0] = ' '; p[1] = '|'; }
+        if (pt_str_cells(info, strlen(info)) <= room) break;
+    }
+}
+
 void pt_draw_title(pt_app *a, int y, int W) {
     attr_t t = pt_attr(S_TITLE), d = pt_attr(S_TITLE_DIM);
     fill(y, 0, W, t);
     int x = put_str(y, 0, " petrel ", t, W);
     char info[1024], right[128];
-    if (a->loaded || a->loading) {
-        const char *slash = strrchr(a->model_path, '/');
-        char file[1024];
-        pt_shown(slash ? slash + 1 : a->model_path, file, sizeof file);
-        /* card strings are escaped already (worker.h) */
-        const char *name = a->loaded && a->card.name[0] ? a->card.name : file;
-        if (a->loaded) {
-            char params[24] = "";
-            if (a->card.n_params > 0) {
-                double p = (double)a->card.n_params;
-                if (p >= 1e9) snprintf(params, sizeof params, " %.1fB", p / 1e9);
-                else snprintf(params, sizeof params, " %.0fM", p / 1e6);
-            }
-            char lora[256];
-            pt_app_lora_summary(a, lora, sizeof lora);
-            /* context used / size: the tokens in the KV cache (the worker's last numbers) */
-            snprintf(info, sizeof info, "%.200s \u00b7 %s %s%s \u00b7 ctx %d/%d%s%s", name, a->card.arch,
-                     a->card.ftype, params, a->st.have_mem ? a->st.mem.kv_tokens : 0, a->card.n_ctx,
-                     lora[0] ? " \u00b7 lora " : "", lora);
-        } else {
-            snprintf(info, sizeof info, "%.200s", name);
-        }
-    } else {
-        snprintf(info, sizeof info, "no model loaded (F2 to pick one)");
-    }
-    if (!pt_text_utf8()) for (char *p = info; (p = strstr(p, "\u00b7")); ) { p[0] = ' '; p[1] = '|'; }
     double now = pt_ui_now();
     if (a->loading && load_percent(a) >= 0)
         snprintf(right, sizeof right, "%s loading %d%% %.1fs ", spinner(), load_percent(a), now - a->load_t0);
@@ -189,8 +228,19 @@ void pt_draw_title(pt_app *a, int y, int W) {
         }
     }
     int rw = pt_str_cells(right, strlen(right));
-    int room = W - x - rw - 1;
+    /* the device, left of the state: up to a third of the row, shortened
+     * rather than leaving the model's line fewer than 8 cells */
+    char dev[256] = "";
+    if (a->loaded) {
+        int dmax = W / 3;
+        if (dmax > W - x - rw - 1 - 2 - 8) dmax = W - x - rw - 1 - 2 - 8;
+        device_label(&a->card, dmax, dev, sizeof dev);
+    }
+    int dw = dev[0] ? pt_str_cells(dev, strlen(dev)) + 2 : 0;   /* with 2 cells before the state */
+    int room = W - x - rw - dw - 1;
+    title_info(a, room, info, sizeof info);
     if (room > 4) put_str(y, x, info, d, room);
+    if (dw) put_str(y, W - rw - dw, dev, t, dw - 2);
     if (W - rw > x) put_str(y, W - rw, right, t, rw);
 }
 

@@ -452,6 +452,12 @@ static void on_event(pt_app *a, pt_ui_event *ev) {
             char file[1024];
             pt_app_status(a, false, "loaded %s in %.2fs", pt_shown(base_name(a->model_path), file, sizeof file),
                           ev->t - a->load_t0);
+            /* --device opencl that runs on the CPU: why, in the chat, once
+             * (a later load falling back for the same reason adds nothing) */
+            if (ev->card.device_note[0] && strcmp(ev->card.device_note, a->device_note) != 0) {
+                snprintf(a->device_note, sizeof a->device_note, "%s", ev->card.device_note);
+                note(a, false, "OpenCL unavailable (%s): the model runs on the CPU", ev->card.device_note);
+            }
         } else {
             a->loaded = false;
             a->st.have_mem = false;
@@ -910,6 +916,9 @@ int pt_ui_run(const pt_ui_options *opts) {
     a->worker.kv_type = opts->kv_type;
     a->worker.kv_ram_mb = opts->kv_ram_mb;
     a->worker.kv_spill_dir = opts->kv_spill_dir;
+    a->worker.backend = opts->backend;
+    a->worker.device = opts->device;
+    a->worker.device_cache = opts->device_cache;
     pt_mscreen_init(a);   /* the Models screen's job thread, beside the worker */
 
     char path[4096];

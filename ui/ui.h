@@ -30,6 +30,14 @@ typedef struct pt_ui_options {
     int kv_type;
     int kv_ram_mb;
     const char *kv_spill_dir;
+    /* --device: where every LLM load runs (pt_model_params' fields of the
+     * same names; the app fills them as for run): PT_BACKEND_CPU (0)
+     * unless OpenCL was asked for, the device's index, and the folder of
+     * its compiled programs (NULL: none). An OpenCL load that falls back
+     * to the CPU says why once in the chat. */
+    pt_backend backend;
+    int device;
+    const char *device_cache;
     bool demo;                /* start in demo mode */
     int n_predict;            /* max tokens per reply; 0 = default (256), /max changes it */
     const char *color;        /* "auto" or NULL, "256", "16", "8", "mono"; NO_COLOR

@@ -77,6 +77,9 @@ void pt_model_card_from_info(pt_model_card *c, const pt_model_info *info) {
     c->n_layer = info->n_layer;
     c->n_embd = info->n_embd;
     c->n_vocab = info->n_vocab;
+    copy_str(c->device, sizeof c->device, info->device ? info->device : "CPU");
+    c->n_device_layers = info->n_device_layers;
+    copy_str(c->device_note, sizeof c->device_note, info->device_note);
 }
 
 static void attach_mem(pt_worker *w, pt_ui_event *ev) {
@@ -104,11 +107,15 @@ static void on_load_progress(void *user, uint64_t done, uint64_t total) {
 }
 
 /* Load parameters: the kernel variant from PETREL_CPU (the engine never
- * reads the environment) and the worker's pool. */
+ * reads the environment), the worker's pool and the --device settings (a
+ * metadata-only probe opens no device: the engine skips it). */
 static pt_model_params model_params(pt_worker *w) {
     pt_model_params mp = pt_model_default_params();
     mp.cpu = getenv("PETREL_CPU");
     mp.threadpool = w->pool;
+    mp.backend = w->backend;
+    mp.device = w->device;
+    mp.device_cache = w->device_cache;
     return mp;
 }
 

@@ -98,6 +98,12 @@ typedef struct pt_model_card {
     uint64_t file_bytes;
     int n_ctx_train, n_layer, n_embd, n_vocab;
     int n_ctx;             /* context window of the open context (LOADED) */
+    /* where the layers run (LOADED): "CPU" or the OpenCL device's name, how
+     * many layers it runs, and why an OpenCL load runs on the CPU ("" when
+     * it does not, or none was asked for) */
+    char device[128];
+    int n_device_layers;
+    char device_note[320];
 } pt_model_card;
 
 typedef struct pt_ui_event {
@@ -157,6 +163,11 @@ typedef struct pt_worker {
     int n_ctx, n_threads;
     int kv_type, kv_ram_mb;   /* set after pt_worker_start, before the first load: every context's KV cache */
     const char *kv_spill_dir;
+    /* set like kv_type: where every LLM load runs (pt_model_params' backend,
+     * device, device_cache; ui.h's --device) */
+    pt_backend backend;
+    int device;
+    const char *device_cache;
     pt_threadpool *pool;   /* worker thread only: the process's one pool, made by the
                               first load (so its threads inherit the worker's signal mask) */
     /* image jobs: the same discipline as turns, numbered apart (their
