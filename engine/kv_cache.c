@@ -291,17 +291,14 @@ size_t pt_kv_attend_scratch_floats(const pt_kv_cache *kv, int n_query) {
  * kernel's layout: keys blocked and transposed at dk, values rows at dv,
  * position j of the page at block j / BK and row j. Key lanes of the
  * last block past `to` are zeroed (read, then masked, by the kernel). */
+_Static_assert(PT_KV_KT_LANES == PT_ATTN_BK, "kv_codec's key blocks are the attention kernel's");
+
 static void decode_span(const pt_kv_cache *kv, const uint8_t *hk, int from, int to, float *dk,
                         float *dv, float *rows) {
     const int D = kv->head_dim;
     for (int b0 = from / BK * BK; b0 < to; b0 += BK) {
         const int nb = to - b0 < BK ? to - b0 : BK;
-        for (int i = 0; i < nb; i++) kv->kc.decode(hk + (size_t)(b0 + i) * kv->krow, D, rows + (size_t)i * D);
-        float *blk = dk + (size_t)b0 * D;
-        for (int d = 0; d < D; d++) {
-            for (int i = 0; i < nb; i++) blk[d * BK + i] = rows[(size_t)i * D + d];
-            for (int i = nb; i < BK; i++) blk[d * BK + i] = 0.0f;
-        }
+        kv->kc.decode_kt(hk + (size_t)b0 * kv->krow, kv->krow, nb, D, dk + (size_t)b0 * D, rows);
     }
     const uint8_t *hv = hk + PT_KV_PAGE * kv->krow;
     for (int j = from; j < to; j++) kv->vc.decode(hv + (size_t)j * kv->vrow, D, dv + (size_t)j * D);

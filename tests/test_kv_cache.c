@@ -5,7 +5,9 @@
  *     and floats of its C reference on odd sizes and awkward values
  *     (f16 subnormals, values past f16's range, zeros); the f16
  *     reference equals the compiler's _Float16 conversion; decode(encode)
- *     is within each format's stated error;
+ *     is within each format's stated error; the key block decoders
+ *     (decode_kt) give bitwise the reference's blocks, which hold the row
+ *     decoder's values, on 1..16 rows of odd sizes;
  *  2. pt_kv_attend over pages (several pages, GQA tiles, windows) against
  *     pt_attn_causal_window over one flat buffer of the same (decoded)
  *     keys and values: bitwise, for every type, with this CPU's kernel
@@ -115,6 +117,41 @@ static void test_codecs(const pt_cpu *cpu) {
         CHECK(bad_enc == 0, "%s: %d encodings differ from the reference", elem_name[e], bad_enc);
         CHECK(bad_dec == 0, "%s: %d decodings differ from the reference", elem_name[e], bad_dec);
         CHECK(bad_err == 0, "%s: %d values outside the format's error bound", elem_name[e], bad_err);
+    }
+    /* decode_kt: blocks of n rows (1..16) of odd sizes, rows padded apart
+     * (stride > row bytes), mixed kinds of values: the fast version gives
+     * bitwise the reference's block, which is the row decoder's values
+     * down each lane with zeros past n */
+    for (int e = PT_KV_ELEM_F16; e < PT_KV_ELEM_COUNT; e++) {
+        const pt_kv_codec r = pt_kv_codec_ref((pt_kv_elem)e), f = pt_kv_codec_pick(cpu, (pt_kv_elem)e);
+        static uint8_t rows[PT_KV_KT_LANES * 1100];
+        static float k0[256 * PT_KV_KT_LANES], k1[256 * PT_KV_KT_LANES];
+        float tmp[256];
+        int bad_kt = 0, bad_lane = 0, cases = 0;
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+            for (int n = 1; n <= PT_KV_KT_LANES; n++) {
+                const int nd = sizes[si];
+                const size_t rb = pt_kv_row_bytes((pt_kv_elem)e, nd), stride = rb + (size_t)(n % 3);
+                for (int i = 0; i < n; i++) {
+                    fill_awkward(x, nd, (i + n) % 5 == 4 ? 0 : (i + n) % 5);
+                    r.encode(x, nd, rows + (size_t)i * stride);
+                }
+                memset(k0, 0x7f, sizeof k0);
+                memset(k1, 0x3f, sizeof k1);
+                r.decode_kt(rows, stride, n, nd, k0, tmp);
+                f.decode_kt(rows, stride, n, nd, k1, tmp);
+                cases++;
+                if (memcmp(k0, k1, sizeof(float) * (size_t)nd * PT_KV_KT_LANES)) bad_kt++;
+                for (int i = 0; i < PT_KV_KT_LANES; i++) {
+                    if (i < n) r.decode(rows + (size_t)i * stride, nd, y0);
+                    for (int d = 0; d < nd; d++) {
+                        const float want = i < n ? y0[d] : 0.0f;
+                        if (memcmp(&k0[(size_t)d * PT_KV_KT_LANES + i], &want, sizeof want)) bad_lane++;
+                    }
+                }
+            }
+        CHECK(bad_kt == 0, "%s: %d of %d key blocks differ from the reference", elem_name[e], bad_kt, cases);
+        CHECK(bad_lane == 0, "%s: %d key block values are not the row decoder's", elem_name[e], bad_lane);
     }
 #ifdef __FLT16_MAX__
     int bad = 0;

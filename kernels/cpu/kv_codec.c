@@ -5,6 +5,7 @@
 #include "kv_codec.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define F16_MAX 65504.0f
@@ -162,13 +163,35 @@ static void e5m2_decode_ref(const uint8_t *src, int n, float *y) {
 static void f32_encode(const float *x, int n, uint8_t *dst) { memcpy(dst, x, (size_t)n * 4); }
 static void f32_decode(const uint8_t *src, int n, float *y) { memcpy(y, src, (size_t)n * 4); }
 
+/* decode_kt of any codec: each row decoded whole into tmp, then spread
+ * down its lane of the block. */
+static void kt_by_rows(pt_kv_decode_fn dec, const uint8_t *src, size_t stride, int n, int n_d, float *blk,
+                       float *tmp) {
+    for (int i = 0; i < n; i++) {
+        dec(src + (size_t)i * stride, n_d, tmp);
+        for (int d = 0; d < n_d; d++) blk[(size_t)d * PT_KV_KT_LANES + i] = tmp[d];
+    }
+    for (int d = 0; d < n_d; d++)
+        for (int i = n; i < PT_KV_KT_LANES; i++) blk[(size_t)d * PT_KV_KT_LANES + i] = 0.0f;
+}
+
+#define KT_BY_ROWS(name, dec)                                                                          \
+    static void name(const uint8_t *src, size_t stride, int n, int n_d, float *blk, float *tmp) {      \
+        kt_by_rows(dec, src, stride, n, n_d, blk, tmp);                                                \
+    }
+KT_BY_ROWS(f16_decode_kt_ref, f16_decode_ref)
+KT_BY_ROWS(q8_decode_kt_ref, q8_decode_ref)
+KT_BY_ROWS(q8r_decode_kt_ref, q8r_decode_ref)
+KT_BY_ROWS(e5m2_decode_kt_ref, e5m2_decode_ref)
+KT_BY_ROWS(f32_decode_kt, f32_decode)
+
 pt_kv_codec pt_kv_codec_ref(pt_kv_elem e) {
     switch (e) {
-    case PT_KV_ELEM_F16: return (pt_kv_codec){f16_encode_ref, f16_decode_ref};
-    case PT_KV_ELEM_Q8: return (pt_kv_codec){q8_encode_ref, q8_decode_ref};
-    case PT_KV_ELEM_Q8R: return (pt_kv_codec){q8r_encode_ref, q8r_decode_ref};
-    case PT_KV_ELEM_E5M2: return (pt_kv_codec){e5m2_encode_ref, e5m2_decode_ref};
-    default: return (pt_kv_codec){f32_encode, f32_decode};
+    case PT_KV_ELEM_F16: return (pt_kv_codec){f16_encode_ref, f16_decode_ref, f16_decode_kt_ref};
+    case PT_KV_ELEM_Q8: return (pt_kv_codec){q8_encode_ref, q8_decode_ref, q8_decode_kt_ref};
+    case PT_KV_ELEM_Q8R: return (pt_kv_codec){q8r_encode_ref, q8r_decode_ref, q8r_decode_kt_ref};
+    case PT_KV_ELEM_E5M2: return (pt_kv_codec){e5m2_encode_ref, e5m2_decode_ref, e5m2_decode_kt_ref};
+    default: return (pt_kv_codec){f32_encode, f32_decode, f32_decode_kt};
     }
 }
 
@@ -281,16 +304,108 @@ AVX_T static void e5m2_decode_avx2(const uint8_t *src, int n, float *y) {
     }
     e5m2_decode_ref(src + i, n - i, y + i);
 }
+
+/* decode_kt of int8 rows (q8, q8r) for a full block of 16 rows: gathers
+ * of 4 bytes (columns d .. d+3) of 8 rows at a time are the transpose;
+ * each byte is sign-extended in its lane, converted and multiplied by its
+ * row's scale: (float)q * d, as the row decoder does. The int8s of a row
+ * start at qoff; per32: a scale per 32 columns (q8, scales first), else
+ * one at the row's start (q8r). */
+AVX_T static void int8_kt_avx2(const uint8_t *src, size_t stride, int n_d, float *blk, size_t qoff, bool per32) {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)stride));
+    const uint8_t *hi = src + 8 * stride;
+    float sc[PT_KV_KT_LANES];
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
+    int d = 0;
+    for (; d + 4 <= n_d; d += 4) {
+        if (d == 0 || (per32 && d % PT_KV_Q8_BLOCK == 0)) {
+            const size_t so = per32 ? 2 * (size_t)(d / PT_KV_Q8_BLOCK) : 0;
+            for (int i = 0; i < PT_KV_KT_LANES; i++) {
+                uint16_t h;
+                memcpy(&h, src + (size_t)i * stride + so, 2);
+                sc[i] = pt_kv_f16_to_f32(h);
+            }
+            s0 = _mm256_loadu_ps(sc);
+            s1 = _mm256_loadu_ps(sc + 8);
+        }
+        const __m256i v0 = _mm256_i32gather_epi32((const int *)(const void *)(src + qoff + d), idx, 1);
+        const __m256i v1 = _mm256_i32gather_epi32((const int *)(const void *)(hi + qoff + d), idx, 1);
+        float *o = blk + (size_t)d * PT_KV_KT_LANES;
+#define KT_BYTE(k)                                                                                      \
+        _mm256_storeu_ps(o + (k) * PT_KV_KT_LANES,                                                      \
+                         _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srai_epi32(_mm256_slli_epi32(v0, 24 - 8 * (k)), 24)), s0)); \
+        _mm256_storeu_ps(o + (k) * PT_KV_KT_LANES + 8,                                                  \
+                         _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srai_epi32(_mm256_slli_epi32(v1, 24 - 8 * (k)), 24)), s1));
+        KT_BYTE(0)
+        KT_BYTE(1)
+        KT_BYTE(2)
+        KT_BYTE(3)
+#undef KT_BYTE
+    }
+    for (; d < n_d; d++) { /* the last n_d % 4 columns */
+        if (per32 && d % PT_KV_Q8_BLOCK == 0)
+            for (int i = 0; i < PT_KV_KT_LANES; i++) {
+                uint16_t h;
+                memcpy(&h, src + (size_t)i * stride + 2 * (size_t)(d / PT_KV_Q8_BLOCK), 2);
+                sc[i] = pt_kv_f16_to_f32(h);
+            }
+        for (int i = 0; i < PT_KV_KT_LANES; i++)
+            blk[(size_t)d * PT_KV_KT_LANES + i] = (float)(int8_t)src[(size_t)i * stride + qoff + d] * sc[i];
+    }
+}
+
+AVX_T static void q8r_decode_kt_avx2(const uint8_t *src, size_t stride, int n, int n_d, float *blk, float *tmp) {
+    if (n < PT_KV_KT_LANES || n_d < 4) kt_by_rows(q8r_decode_avx2, src, stride, n, n_d, blk, tmp);
+    else int8_kt_avx2(src, stride, n_d, blk, 2, false);
+}
+
+AVX_T static void q8_decode_kt_avx2(const uint8_t *src, size_t stride, int n, int n_d, float *blk, float *tmp) {
+    if (n < PT_KV_KT_LANES || n_d < 4) kt_by_rows(q8_decode_avx2, src, stride, n, n_d, blk, tmp);
+    else int8_kt_avx2(src, stride, n_d, blk, 2 * (size_t)n_blocks(n_d), true);
+}
+
+/* f16 rows, a full block: gathers of 2 halves (columns d, d+1) of 8 rows,
+ * packed to 8 halves a column and converted (vcvtph2ps, as the row
+ * decoder). */
+AVX_T static void f16_decode_kt_avx2(const uint8_t *src, size_t stride, int n, int n_d, float *blk, float *tmp) {
+    if (n < PT_KV_KT_LANES || n_d < 2) {
+        kt_by_rows(f16_decode_avx2, src, stride, n, n_d, blk, tmp);
+        return;
+    }
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)stride));
+    const __m256i lo16 = _mm256_set1_epi32(0xffff);
+    int d = 0;
+    for (; d + 2 <= n_d; d += 2) {
+        for (int h = 0; h < 2; h++) { /* rows 0-7, then 8-15 */
+            const __m256i v = _mm256_i32gather_epi32((const int *)(const void *)(src + 8 * (size_t)h * stride + 2 * (size_t)d), idx, 1);
+            /* [c0 r0-3, c1 r0-3 | c0 r4-7, c1 r4-7] -> [c0 r0-7 | c1 r0-7] */
+            const __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_and_si256(v, lo16), _mm256_srli_epi32(v, 16)), 0xD8);
+            float *o = blk + (size_t)d * PT_KV_KT_LANES + 8 * h;
+            _mm256_storeu_ps(o, _mm256_cvtph_ps(_mm256_castsi256_si128(p)));
+            _mm256_storeu_ps(o + PT_KV_KT_LANES, _mm256_cvtph_ps(_mm256_extracti128_si256(p, 1)));
+        }
+    }
+    for (; d < n_d; d++)
+        for (int i = 0; i < PT_KV_KT_LANES; i++) {
+            uint16_t h;
+            memcpy(&h, src + (size_t)i * stride + 2 * (size_t)d, 2);
+            blk[(size_t)d * PT_KV_KT_LANES + i] = pt_kv_f16_to_f32(h);
+        }
+}
+
+AVX_T static void e5m2_decode_kt_avx2(const uint8_t *src, size_t stride, int n, int n_d, float *blk, float *tmp) {
+    kt_by_rows(e5m2_decode_avx2, src, stride, n, n_d, blk, tmp);
+}
 #endif
 
 pt_kv_codec pt_kv_codec_pick(const pt_cpu *cpu, pt_kv_elem e) {
 #if defined(__x86_64__)
     if (cpu && cpu->avx2 && cpu->f16c && cpu->variant != PT_CPU_REF) {
         switch (e) {
-        case PT_KV_ELEM_F16: return (pt_kv_codec){f16_encode_avx2, f16_decode_avx2};
-        case PT_KV_ELEM_Q8: return (pt_kv_codec){q8_encode_avx2, q8_decode_avx2};
-        case PT_KV_ELEM_Q8R: return (pt_kv_codec){q8r_encode_avx2, q8r_decode_avx2};
-        case PT_KV_ELEM_E5M2: return (pt_kv_codec){e5m2_encode_avx2, e5m2_decode_avx2};
+        case PT_KV_ELEM_F16: return (pt_kv_codec){f16_encode_avx2, f16_decode_avx2, f16_decode_kt_avx2};
+        case PT_KV_ELEM_Q8: return (pt_kv_codec){q8_encode_avx2, q8_decode_avx2, q8_decode_kt_avx2};
+        case PT_KV_ELEM_Q8R: return (pt_kv_codec){q8r_encode_avx2, q8r_decode_avx2, q8r_decode_kt_avx2};
+        case PT_KV_ELEM_E5M2: return (pt_kv_codec){e5m2_encode_avx2, e5m2_decode_avx2, e5m2_decode_kt_avx2};
         default: break;
         }
     }

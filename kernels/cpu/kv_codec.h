@@ -49,9 +49,18 @@ size_t pt_kv_row_bytes(pt_kv_elem e, int n);
 typedef void (*pt_kv_encode_fn)(const float *x, int n, uint8_t *dst);
 typedef void (*pt_kv_decode_fn)(const uint8_t *src, int n, float *y);
 
+/* Keys for the attention kernel: n <= PT_KV_KT_LANES encoded rows of n_d
+ * values each (row i at src + i * stride) decoded into one block of the
+ * kernel's transposed layout, blk[d * PT_KV_KT_LANES + i] = value d of
+ * row i (n_d * PT_KV_KT_LANES floats), lanes i >= n zero. Every value is
+ * bitwise what decode gives. tmp: n_d floats of scratch. */
+#define PT_KV_KT_LANES 16 /* attention.h's PT_ATTN_BK */
+typedef void (*pt_kv_decode_kt_fn)(const uint8_t *src, size_t stride, int n, int n_d, float *blk, float *tmp);
+
 typedef struct pt_kv_codec {
     pt_kv_encode_fn encode;
     pt_kv_decode_fn decode;
+    pt_kv_decode_kt_fn decode_kt;
 } pt_kv_codec;
 
 /* The codec of element e for this CPU: the AVX2 + F16C version when cpu
