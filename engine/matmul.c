@@ -409,10 +409,13 @@ static bool lora_prepare(const pt_matmul_runner *r, const pt_matmul *j, mm_lora 
 }
 
 void pt_matmul_run(const pt_matmul_runner *r, const pt_matmul *j) {
-    const bool weighted = r->n_threads > 1 && j->n > 1;
-    mm_plan pl = mm_parts(j, r, weighted ? r->pool : NULL);
     mm_lora ml;
-    if (lora_prepare(r, j, &ml)) pl.lora = &ml;
+    const bool lora = lora_prepare(r, j, &ml);
+    /* a single token's rows are split evenly, unless one thread takes the
+     * A products first: then the others claim and steal its rows */
+    const bool weighted = r->n_threads > 1 && (j->n > 1 || (lora && ml.deferred));
+    mm_plan pl = mm_parts(j, r, weighted ? r->pool : NULL);
+    if (lora) pl.lora = &ml;
     if (weighted)
         pt_pool_run_weighted(r->pool, mm_task, &pl, pl.units, pl.n_parts);
     else if (r->n_threads == 1)
