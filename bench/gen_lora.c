@@ -3,10 +3,11 @@
  * form llama.cpp reads (lora.h): for the bench (bench/lora_run.sh) and
  * the tests that need an adapter of a real model (test_lora_int8).
  *
- *   gen_lora BASE.gguf OUT.gguf [RANK [SEED [ALPHA [B_STD]]]]
+ *   gen_lora BASE.gguf OUT.gguf [RANK [SEED [ALPHA [B_STD [TARGETS]]]]]
  *
- * Every layer's seven projections (attn_q/k/v/output, ffn_gate/up/down)
- * get a pair: A [rank x cols] uniform with standard deviation 1/sqrt(cols)
+ * Every layer's seven projections (attn_q/k/v/output, ffn_gate/up/down;
+ * TARGETS "all", the default) or its four attention ones (TARGETS
+ * "attn": q, k, v, output, PEFT's usual choice) get a pair: A [rank x cols] uniform with standard deviation 1/sqrt(cols)
  * (unit-variance x gives unit-variance A x), B [rows x rank] uniform with
  * standard deviation B_STD (default 0.04: a strong adapter, KL 0.3 from
  * the base on SmolLM2); alpha defaults to 2 * rank
@@ -37,16 +38,18 @@ static const char *const ROLES[] = {"attn_q", "attn_k", "attn_v", "attn_output",
 static pt_gguf_str str_of(const char *s) { return (pt_gguf_str){s, strlen(s)}; }
 
 int main(int argc, char **argv) {
-    if (argc < 3 || argc > 7) {
-        fprintf(stderr, "usage: gen_lora BASE.gguf OUT.gguf [RANK [SEED [ALPHA [B_STD]]]]\n");
+    if (argc < 3 || argc > 8) {
+        fprintf(stderr, "usage: gen_lora BASE.gguf OUT.gguf [RANK [SEED [ALPHA [B_STD [all|attn]]]]]\n");
         return 2;
     }
     const int rank = argc > 3 ? atoi(argv[3]) : 16;
     uint64_t seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 1;
     const double alpha = argc > 5 ? atof(argv[5]) : 2.0 * rank;
     const double b_std = argc > 6 ? atof(argv[6]) : 0.04;
-    if (rank < 1 || rank > 1024 || !(b_std >= 0)) {
-        fprintf(stderr, "gen_lora: rank must be 1..1024 and B_STD not negative\n");
+    const char *targets = argc > 7 ? argv[7] : "all";
+    const int n_roles = !strcmp(targets, "attn") ? 4 : N_ROLES; /* ROLES' first four */
+    if (rank < 1 || rank > 1024 || !(b_std >= 0) || (strcmp(targets, "all") && strcmp(targets, "attn"))) {
+        fprintf(stderr, "gen_lora: rank must be 1..1024, B_STD not negative, TARGETS all or attn\n");
         return 2;
     }
     pt_error err = {0};
@@ -71,7 +74,7 @@ int main(int argc, char **argv) {
     int64_t max_n = 0;
     for (int layer = 0; n + N_ROLES <= MAX_PAIRS; layer++) {
         int found = 0;
-        for (int r = 0; r < N_ROLES; r++) {
+        for (int r = 0; r < n_roles; r++) {
             char base[64];
             snprintf(base, sizeof base, "blk.%d.%s.weight", layer, ROLES[r]);
             const pt_gguf_tensor *bt = pt_gguf_find_tensor(g, base);

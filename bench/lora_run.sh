@@ -12,7 +12,8 @@
 #   - memory per adapter: the engine's report and the resident set
 #     (/proc/self/statm) before and after loading each, on both sides.
 # The adapters: two seeded random rank-16 GGUF LoRA adapters on all seven
-# projections of every layer of the model, made here by bench/gen_lora
+# projections of every layer of the model (TARGETS=attn: on the four
+# attention projections only, q k v output), made here by bench/gen_lora
 # (the same files for both). Both sides on THREADS threads, the same token
 # ids; bench/bench_lora.c and bench/llamacpp_lora_bench.c each report the
 # median of ROUNDS rounds (every configuration in turn each round); the
@@ -20,7 +21,7 @@
 # medians. The load average before and after is printed beside it: on a
 # shared machine the figures move with it.
 #
-#   bench/lora_run.sh              (env: MODEL THREADS PROMPT GEN SWITCHES ROUNDS REPS BUILD)
+#   bench/lora_run.sh              (env: MODEL THREADS PROMPT GEN SWITCHES ROUNDS REPS BUILD TARGETS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -30,8 +31,9 @@ THREADS=${THREADS:-2} PROMPT=${PROMPT:-128} GEN=${GEN:-64} SWITCHES=${SWITCHES:-
 cmake --build "$BUILD" --target bench_lora gen_lora -j2 >&2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-"$BUILD/bench/gen_lora" "$MODEL" "$TMP/a.gguf" 16 1 >&2
-"$BUILD/bench/gen_lora" "$MODEL" "$TMP/b.gguf" 16 2 >&2
+TARGETS=${TARGETS:-all}
+"$BUILD/bench/gen_lora" "$MODEL" "$TMP/a.gguf" 16 1 32 0.04 "$TARGETS" >&2
+"$BUILD/bench/gen_lora" "$MODEL" "$TMP/b.gguf" 16 2 32 0.04 "$TARGETS" >&2
 
 # the peer's harness, against the llama.cpp build of build_llamacpp.sh
 simple=$(bash bench/build_llamacpp.sh llama-simple)
@@ -51,9 +53,9 @@ done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 
-python3 - "$TMP" "$REPS" "$load0" "$load1" "$cpu" "$THREADS" "$PROMPT" "$GEN" "$SWITCHES" "$ROUNDS" "$(basename "$MODEL")" <<'PY'
+python3 - "$TMP" "$REPS" "$load0" "$load1" "$cpu" "$THREADS" "$PROMPT" "$GEN" "$SWITCHES" "$ROUNDS" "$(basename "$MODEL")" "$TARGETS" <<'PY'
 import statistics, sys
-tmp, reps, load0, load1, cpu, threads, prompt, gen, switches, rounds, model = sys.argv[1:]
+tmp, reps, load0, load1, cpu, threads, prompt, gen, switches, rounds, model, targets = sys.argv[1:]
 def read(side):
     runs = []
     for r in range(1, int(reps) + 1):
@@ -70,7 +72,8 @@ def row(name, key, unit=""):
     fa = f"{a:.2f}{unit}" if a is not None else "-"
     fb = f"{b:.2f}{unit}" if b is not None else "-"
     print(f"| {name} | {fa} | {fb} | {ratio} |")
-print(f"LoRA: {model}, two random rank-16 adapters on all seven projections, {threads} threads, "
+where = "the four attention projections" if targets == "attn" else "all seven projections"
+print(f"LoRA: {model}, two random rank-16 adapters on {where}, {threads} threads, "
       f"prompt {prompt}, generate {gen}, {switches} switches, median of {reps} runs x {rounds} rounds")
 print(f"CPU: {cpu}; load average before {load0}, after {load1}")
 print()
