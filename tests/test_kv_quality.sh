@@ -42,6 +42,16 @@ KLD_F16=0.005 KLD_Q8=0.006 KLD_Q8F8=0.012 TOP_MIN=90 Q8_VS_LLAMA=1.35
 below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 stat_of() { sed -n "s/^$2 *: *\([-0-9.]*\).*/\1/p" "$1" | head -1; }
 stats() { sed -n '/^====== Perplexity statistics/,$p' "$1"; }
+# llama.cpp's q8_0 KV against its own f32 KV: llama_q8_kld MODEL CHUNKS NAME
+# leaves the statistics in $TMP/NAME.kld
+llama_q8_kld() {
+    "$LP" -m "$1" -f "$TEXT" -c $C -b $C -t $TH --chunks "$2" -ctk f32 -ctv f32 \
+        --kl-divergence-base "$TMP/$3.base" >"$TMP/$3.base.log" 2>&1 \
+        || bad "llama-perplexity $3 f32 base failed: $(tail -3 "$TMP/$3.base.log")"
+    "$LP" -m "$1" -c $C -b $C -t $TH -ctk q8_0 -ctv q8_0 -fa on \
+        --kl-divergence-base "$TMP/$3.base" --kl-divergence >"$TMP/$3.kld" 2>&1 \
+        || bad "llama-perplexity $3 q8_0 KLD failed: $(tail -3 "$TMP/$3.kld")"
+}
 
 expect_exit 0 "f32 base" -- "$BIN" perplexity -m "$MODEL" -f "$TEXT" -c $C -b $C -t $TH --chunks $KCH \
     --kv-type f32 --kl-divergence-base "$TMP/f32.base"
@@ -52,12 +62,7 @@ for t in f16 q8 q8f8; do
     cp "$TMP/out" "$TMP/$t.kld"
     KLD[$t]=$(stat_of "$TMP/$t.kld" 'Mean    KLD') TOP[$t]=$(stat_of "$TMP/$t.kld" 'Same top p')
 done
-"$LP" -m "$MODEL" -f "$TEXT" -c $C -b $C -t $TH --chunks $KCH -ctk f32 -ctv f32 \
-    --kl-divergence-base "$TMP/llama.base" >"$TMP/llama.base.log" 2>&1 \
-    || bad "llama-perplexity f32 base failed: $(tail -3 "$TMP/llama.base.log")"
-"$LP" -m "$MODEL" -c $C -b $C -t $TH -ctk q8_0 -ctv q8_0 -fa on \
-    --kl-divergence-base "$TMP/llama.base" --kl-divergence >"$TMP/llama.kld" 2>&1 \
-    || bad "llama-perplexity q8_0 KLD failed: $(tail -3 "$TMP/llama.kld")"
+llama_q8_kld "$MODEL" $KCH llama
 KLD[llama]=$(stat_of "$TMP/llama.kld" 'Mean    KLD') TOP[llama]=$(stat_of "$TMP/llama.kld" 'Same top p')
 for t in f16 q8 q8f8 llama; do echo "KV $t vs f32: mean KLD ${KLD[$t]:-?}, same top ${TOP[$t]:-?} %"; done
 
@@ -89,12 +94,7 @@ else
     expect_exit 0 "gemma3 q8f8" -- "$BIN" perplexity -m "$GEMMA" -t $TH --kv-type q8f8 \
         --kl-divergence-base "$TMP/g.base" --kl-divergence
     GK=$(stat_of "$TMP/out" 'Mean    KLD') GT=$(stat_of "$TMP/out" 'Same top p')
-    "$LP" -m "$GEMMA" -f "$TEXT" -c $C -b $C -t $TH --chunks $GCH -ctk f32 -ctv f32 \
-        --kl-divergence-base "$TMP/gl.base" >"$TMP/gl.base.log" 2>&1 \
-        || bad "llama-perplexity gemma3 f32 base failed: $(tail -3 "$TMP/gl.base.log")"
-    "$LP" -m "$GEMMA" -c $C -b $C -t $TH -ctk q8_0 -ctv q8_0 -fa on \
-        --kl-divergence-base "$TMP/gl.base" --kl-divergence >"$TMP/gl.kld" 2>&1 \
-        || bad "llama-perplexity gemma3 q8_0 KLD failed: $(tail -3 "$TMP/gl.kld")"
+    llama_q8_kld "$GEMMA" $GCH gl
     LK=$(stat_of "$TMP/gl.kld" 'Mean    KLD') LT=$(stat_of "$TMP/gl.kld" 'Same top p')
     echo "gemma3: q8f8 vs f32: mean KLD ${GK:-?}, same top ${GT:-?} %; llama.cpp q8_0: ${LK:-?}, ${LT:-?} %"
     [ -n "$GK" ] && [ -n "$LK" ] && below "$GK" "$LK" && ok \
