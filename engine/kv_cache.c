@@ -280,9 +280,9 @@ void pt_kv_store(pt_kv_cache *kv, int layer, int pos, const float *k, const floa
 
 size_t pt_kv_attend_scratch_floats(const pt_kv_cache *kv, int n_query) {
     size_t n = pt_attn_scratch_floats(n_query, kv->head_dim);
-    /* a decoded page: keys [PAGE][D] (blocked), values [PAGE][D], rows of one block [BK][D];
-     * rotated keys: the rotated queries [n_query][D] */
-    if (kv->type != PT_KV_F32) n += (size_t)(2 * PT_KV_PAGE + BK) * kv->head_dim;
+    /* a decoded page: keys [PAGE][D] (blocked), values [PAGE][D], one row [D]
+     * (decode_kt's scratch); rotated keys: the rotated queries [n_query][D] */
+    if (kv->type != PT_KV_F32) n += (size_t)(2 * PT_KV_PAGE + 1) * kv->head_dim;
     if (kv->rot_keys) n += (size_t)n_query * kv->head_dim;
     return n;
 }
@@ -294,11 +294,11 @@ size_t pt_kv_attend_scratch_floats(const pt_kv_cache *kv, int n_query) {
 _Static_assert(PT_KV_KT_LANES == PT_ATTN_BK, "kv_codec's key blocks are the attention kernel's");
 
 static void decode_span(const pt_kv_cache *kv, const uint8_t *hk, int from, int to, float *dk,
-                        float *dv, float *rows) {
+                        float *dv, float *row) {
     const int D = kv->head_dim;
     for (int b0 = from / BK * BK; b0 < to; b0 += BK) {
         const int nb = to - b0 < BK ? to - b0 : BK;
-        kv->kc.decode_kt(hk + (size_t)b0 * kv->krow, kv->krow, nb, D, dk + (size_t)b0 * D, rows);
+        kv->kc.decode_kt(hk + (size_t)b0 * kv->krow, kv->krow, nb, D, dk + (size_t)b0 * D, row);
     }
     const uint8_t *hv = hk + PT_KV_PAGE * kv->krow;
     for (int j = from; j < to; j++) kv->vc.decode(hv + (size_t)j * kv->vrow, D, dv + (size_t)j * D);
@@ -313,9 +313,9 @@ void pt_kv_attend(const pt_kv_cache *kv, int layer, int kvh, float *out, int64_t
     const int first = p0 - window + 1 > 0 ? (p0 - window + 1) / BK * BK : 0;
     const int pg0 = first / PT_KV_PAGE, pg1 = (n_kv - 1) / PT_KV_PAGE;
     float *dk = scratch + pt_attn_scratch_floats(n_tok * n_head, D);
-    float *dv = dk + (size_t)PT_KV_PAGE * D, *rows = dv + (size_t)PT_KV_PAGE * D;
+    float *dv = dk + (size_t)PT_KV_PAGE * D, *row = dv + (size_t)PT_KV_PAGE * D;
     if (kv->rot_keys) { /* the queries in the keys' basis: [n_tok][n_head][D] */
-        float *qr = rows + (size_t)BK * D;
+        float *qr = row + D;
         for (int t = 0; t < n_tok; t++)
             for (int h = 0; h < n_head; h++) {
                 float *dst = qr + ((size_t)t * n_head + h) * D;
@@ -334,7 +334,7 @@ void pt_kv_attend(const pt_kv_cache *kv, int layer, int kvh, float *out, int64_t
             kt = (const float *)hk;
             v = (const float *)(hk + PT_KV_PAGE * kv->krow);
         } else {
-            decode_span(kv, hk, (first > lo ? first : lo) - lo, hi - lo, dk, dv, rows);
+            decode_span(kv, hk, (first > lo ? first : lo) - lo, hi - lo, dk, dv, row);
             kt = dk;
             v = dv;
         }

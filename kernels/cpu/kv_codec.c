@@ -311,6 +311,15 @@ AVX_T static void e5m2_decode_avx2(const uint8_t *src, int n, float *y) {
  * row's scale: (float)q * d, as the row decoder does. The int8s of a row
  * start at qoff; per32: a scale per 32 columns (q8, scales first), else
  * one at the row's start (q8r). */
+/* The f16 scale at byte so of each of the block's rows, as floats. */
+static void row_scales(const uint8_t *src, size_t stride, size_t so, float sc[PT_KV_KT_LANES]) {
+    for (int i = 0; i < PT_KV_KT_LANES; i++) {
+        uint16_t h;
+        memcpy(&h, src + (size_t)i * stride + so, 2);
+        sc[i] = pt_kv_f16_to_f32(h);
+    }
+}
+
 AVX_T static void int8_kt_avx2(const uint8_t *src, size_t stride, int n_d, float *blk, size_t qoff, bool per32) {
     const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)stride));
     const uint8_t *hi = src + 8 * stride;
@@ -319,12 +328,7 @@ AVX_T static void int8_kt_avx2(const uint8_t *src, size_t stride, int n_d, float
     int d = 0;
     for (; d + 4 <= n_d; d += 4) {
         if (d == 0 || (per32 && d % PT_KV_Q8_BLOCK == 0)) {
-            const size_t so = per32 ? 2 * (size_t)(d / PT_KV_Q8_BLOCK) : 0;
-            for (int i = 0; i < PT_KV_KT_LANES; i++) {
-                uint16_t h;
-                memcpy(&h, src + (size_t)i * stride + so, 2);
-                sc[i] = pt_kv_f16_to_f32(h);
-            }
+            row_scales(src, stride, per32 ? 2 * (size_t)(d / PT_KV_Q8_BLOCK) : 0, sc);
             s0 = _mm256_loadu_ps(sc);
             s1 = _mm256_loadu_ps(sc + 8);
         }
@@ -343,12 +347,7 @@ AVX_T static void int8_kt_avx2(const uint8_t *src, size_t stride, int n_d, float
 #undef KT_BYTE
     }
     for (; d < n_d; d++) { /* the last n_d % 4 columns */
-        if (per32 && d % PT_KV_Q8_BLOCK == 0)
-            for (int i = 0; i < PT_KV_KT_LANES; i++) {
-                uint16_t h;
-                memcpy(&h, src + (size_t)i * stride + 2 * (size_t)(d / PT_KV_Q8_BLOCK), 2);
-                sc[i] = pt_kv_f16_to_f32(h);
-            }
+        if (per32 && d % PT_KV_Q8_BLOCK == 0) row_scales(src, stride, 2 * (size_t)(d / PT_KV_Q8_BLOCK), sc);
         for (int i = 0; i < PT_KV_KT_LANES; i++)
             blk[(size_t)d * PT_KV_KT_LANES + i] = (float)(int8_t)src[(size_t)i * stride + qoff + d] * sc[i];
     }
