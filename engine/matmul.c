@@ -6,7 +6,6 @@
 #include "ops_simd.h"
 #include "quant.h"
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -154,9 +153,8 @@ static void mm_lora_rows(const mm_plan *pl, int i, int64_t r0, int64_t r1, uint8
     const int64_t rows = j->w[i]->rows;
     /* the taker's A products are short; should it lose its core, yield
      * rather than spin through the time slice */
-    for (int spins = 0; ml->deferred && !atomic_load_explicit(&ml->u_ready, memory_order_acquire); spins++)
-        if (spins < 4096) pt_cpu_relax();
-        else sched_yield();
+    for (int64_t spins = 0; ml->deferred && !atomic_load_explicit(&ml->u_ready, memory_order_acquire); spins++)
+        pt_spin_backoff(spins, 4096);
     for (int k = 0; k < ml->n; k++) {
         const pt_lora_pair *p = ml->pair[i][k];
         if (!p) continue;

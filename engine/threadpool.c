@@ -68,7 +68,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -225,13 +224,8 @@ static void publish(pt_pool *p, uint64_t job) {
  * machine one may be preempted mid-task, so after a while yield the core
  * instead of burning it. */
 static void wait_done(pt_pool *p, int n) {
-    int64_t spins = 0;
-    while (atomic_load_explicit(&p->done, memory_order_acquire) < n) {
-        if (++spins < 20000)
-            pt_cpu_relax();
-        else
-            sched_yield();
-    }
+    for (int64_t spins = 1; atomic_load_explicit(&p->done, memory_order_acquire) < n; spins++)
+        pt_spin_backoff(spins, 20000);
 }
 
 static uint64_t next_job_word(const pt_pool *p, uint32_t n_tasks, bool each) {

@@ -62,6 +62,7 @@
 #include "petrel.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -81,6 +82,14 @@ static inline void pt_cpu_relax(void) {
 #elif defined(__aarch64__)
     __asm__ volatile("yield");
 #endif
+}
+
+/* Step `spins` (counted from 0 by the caller) of a wait that spins, then
+ * gives the core away: the pause hint below `limit` steps, sched_yield
+ * from then on (whoever is awaited may have lost its core). */
+static inline void pt_spin_backoff(int64_t spins, int64_t limit) {
+    if (spins < limit) pt_cpu_relax();
+    else sched_yield();
 }
 
 /* Start n_threads - 1 workers (1 <= n_threads <= PT_POOL_MAX_THREADS). */
