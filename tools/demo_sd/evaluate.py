@@ -20,9 +20,16 @@ blob of a shape colour the caption does not name) and shape class accuracy.
 The evaluation set is HELD OUT: scenes.sample_scene(split="heldout"), i.e.
 compositions never in a training caption (see scenes.py), seeded.
 
+The model and the engine are judged apart, from the same initial latents
+(petrel's noise for each seed, tools/demo_sd/petrel_noise.py): diffusers draws
+with the checkpoint or the shipped GGUF's weights, petrel with its own engine.
+
 usage:
   python3 evaluate.py --gt [--out F.json]            detector on ground-truth renders (needs torch)
-  python3 evaluate.py --ck DIR [--seeds 0,1,2,3]     generate with diffusers and score
+  python3 evaluate.py --ck DIR | --gguf FILE         generate with diffusers and score (torch, diffusers)
+  python3 evaluate.py --petrel BIN [--jobs N]        generate with `petrel imagine` and score (numpy only)
+  --take one=8,rel=16 scores a subset (the first captions of each kind);
+  --min one=0.85,rel=0.7 makes petrel's rates a pass/fail check (tests/test_demo_eval.sh).
 """
 import argparse
 import json
@@ -276,18 +283,118 @@ def run_gt(items):
     return [score(im, sc) for im, (_, sc) in zip(ims, items)]
 
 
+def score_all(items, seeds, ims):
+    """Score images laid out as: for caption in items, for seed in seeds."""
+    res, k = [], 0
+    for c, sc in items:
+        for s in seeds:
+            r = score(ims[k], sc)
+            r.update(caption=c, seed=s)
+            res.append(r)
+            k += 1
+    return res
+
+
+def diffusers_images(args, items, seeds):
+    """diffusers' pictures from the checkpoint (--ck) or the shipped GGUF (--gguf), started from
+    petrel's noise for each seed (--noise petrel, the default) or from torch's CPU generator."""
+    import torch
+    import sample
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.gguf:
+        import gen_parity   # the shipped file's weights in the diffusers/transformers classes
+        vae, text, unet = gen_parity.models_from_gguf(args.gguf)
+        steps = None
+    else:
+        import model as M
+        meta, vae, text, unet = M.load_models(args.ck, dev)
+        steps = meta["steps"]
+    pipe = sample.pipeline_from(vae, text, unet, args.tok, dev)
+    latents = None
+    if args.noise == "petrel":
+        import petrel_noise
+        latents = [petrel_noise.latent(s) for _ in items for s in seeds]
+    return sample.generate(pipe, [c for c, _ in items], seeds, args.steps, args.cfg, latents=latents), steps
+
+
+def read_png(path):
+    """(H, W, 3) uint8: tests/png_check.py (standard library) beside this tree, else Pillow."""
+    try:
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "tests"))
+        from png_check import read
+        w, h, px, _ = read(path)
+        return np.frombuffer(px, np.uint8).reshape(h, w, 3)
+    except ImportError:
+        from PIL import Image
+        return np.asarray(Image.open(path).convert("RGB"))
+
+
+def petrel_images(args, items, seeds):
+    """petrel's own pictures: `petrel imagine -s SEED` with the evaluation's sampler settings,
+    args.jobs processes at a time."""
+    import subprocess
+    import tempfile
+    jobs = [(i, c, s) for i, (c, _) in enumerate(items) for s in seeds]
+    with tempfile.TemporaryDirectory() as tmp:
+        running, paths = [], []
+        for i, c, s in jobs:
+            p = os.path.join(tmp, f"{i}-{s}.png")
+            paths.append(p)
+            cmd = [args.petrel, "imagine", "-p", c, "-s", str(s), "-o", p, "-t", str(args.threads),
+                   "--sampler", args.sampler, "--steps", str(args.steps), "--cfg", str(args.cfg)]
+            if args.model:
+                cmd += ["-m", args.model]
+            running.append(subprocess.Popen(cmd, stderr=subprocess.PIPE))
+            if len(running) >= args.jobs:
+                wait_one(running.pop(0))
+        for r in running:
+            wait_one(r)
+        return [read_png(p) for p in paths]
+
+
+def wait_one(proc):
+    err = proc.communicate()[1]
+    if proc.returncode != 0:
+        sys.exit(f"evaluate: {' '.join(proc.args[:4])}...: {err.decode(errors='replace').strip()}")
+
+
+def take(items, spec):
+    """The first n captions of each kind (spec "one=8,rel=16,three=0"): a subset of the same set."""
+    want = {k: int(v) for k, v in (p.split("=") for p in spec.split(","))}
+    seen, out = {}, []
+    for c, sc in items:
+        k = sc["kind"]
+        if seen.get(k, 0) < want.get(k, 0):
+            out.append((c, sc))
+            seen[k] = seen.get(k, 0) + 1
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gt", action="store_true")
-    ap.add_argument("--ck", default="")
+    ap.add_argument("--ck", default="", help="diffusers on this checkpoint dir")
+    ap.add_argument("--gguf", default="", help="diffusers on this image GGUF (the shipped weights)")
+    ap.add_argument("--petrel", default="", help="petrel binary: score its own pictures")
+    ap.add_argument("--model", default="", help="-m for petrel (default: its bundled model)")
+    ap.add_argument("--noise", default="petrel", choices=("petrel", "torch"),
+                    help="diffusers' initial latents: petrel's for each seed (same as petrel's run), or "
+                         "torch's CPU generator seeded by seed and caption (the first evaluations)")
     ap.add_argument("--seeds", default="0,1,2,3")
+    ap.add_argument("--sampler", default="ddim", help="petrel's sampler (diffusers uses DDIM)")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--cfg", type=float, default=6.0)
+    ap.add_argument("--take", default="", help="a subset: the first n of each kind, e.g. one=8,rel=16")
+    ap.add_argument("--jobs", type=int, default=1, help="petrel processes at a time")
+    ap.add_argument("--threads", type=int, default=1, help="threads per petrel process")
+    ap.add_argument("--min", default="", help="exit 1 unless petrel's rates reach these, e.g. one=0.85,rel=0.7")
     ap.add_argument("--out", default="")
     ap.add_argument("--sheet", default="", help="contact sheet of the first 32 generated images")
     ap.add_argument("--tok", default=os.path.join(HERE, "tokenizer"))
     args = ap.parse_args()
     items = eval_set()
+    if args.take:
+        items = take(items, args.take)
     seeds = [int(s) for s in args.seeds.split(",")]
     report = dict(n_captions={k: sum(1 for _, s in items if s["kind"] == k) for k in ("one", "rel", "three")},
                   seeds=seeds)
@@ -295,36 +402,42 @@ def main():
         summ = summarize(run_gt(items))
         print_summary("detector on ground-truth renders of the held-out scenes", summ)
         report["ground_truth"] = summ
-    if args.ck:
-        import torch
-        import model as M
-        import sample
-        dev = "cuda" if torch.cuda.is_available() else "cpu"
-        meta, vae, text, unet = M.load_models(args.ck, dev)
-        pipe = sample.pipeline_from(vae, text, unet, args.tok, dev)
-        caps = [c for c, _ in items]
-        ims = sample.generate(pipe, caps, seeds, args.steps, args.cfg)
-        res = []
-        k = 0
-        for c, sc in items:
-            for s in seeds:
-                r = score(ims[k], sc)
-                r.update(caption=c, seed=s)
-                res.append(r)
-                k += 1
+    if args.ck or args.gguf:
+        ims, steps = diffusers_images(args, items, seeds)
+        res = score_all(items, seeds, ims)
         summ = summarize(res)
-        print_summary(f"generated (DDIM {args.steps} steps, CFG {args.cfg}, seeds {seeds}), "
-                      f"unet steps {meta['steps'].get('unet')}", summ)
+        src = f"shipped {os.path.basename(args.gguf)}" if args.gguf else f"unet steps {steps.get('unet')}"
+        print_summary(f"diffusers (DDIM {args.steps} steps, CFG {args.cfg}, seeds {seeds}, {args.noise} noise), "
+                      f"{src}", summ)
         report["model"] = summ
-        report["model_steps"] = meta["steps"]
+        report["model_source"] = args.gguf and os.path.basename(args.gguf) or dict(steps=steps)
+        report["noise"] = args.noise
         report["per_image"] = res
         if args.sheet:
+            import sample
             sel = list(range(0, min(len(ims), 32 * len(seeds)), len(seeds)))[:32]
             sample.sheet([ims[i] for i in sel],
                          [f"{res[i]['caption']} [{'ok' if res[i]['right'] else 'x'}]" for i in sel], args.sheet)
+    if args.petrel:
+        res = score_all(items, seeds, petrel_images(args, items, seeds))
+        summ = summarize(res)
+        print_summary(f"petrel ({args.sampler} {args.steps} steps, CFG {args.cfg}, seeds {seeds})", summ)
+        report["engine"] = summ
+        report["engine_settings"] = dict(sampler=args.sampler, steps=args.steps, cfg=args.cfg)
+        report["engine_per_image"] = res
+        if "per_image" in report:
+            same = sum(a["right"] == b["right"] for a, b in zip(report["per_image"], res)) / len(res)
+            report["verdicts_agree"] = round(same, 4)
+            print(f"  same verdict as diffusers on {same:.3f} of the pictures")
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)
+    if args.min:
+        bad = [f"{k}: {report['engine'][k]['right']:.3f} < {v}" for k, v in
+               ((k, float(v)) for k, v in (p.split("=") for p in args.min.split(",")))
+               if report["engine"][k]["right"] < v]
+        if bad:
+            sys.exit("evaluate: below the bar: " + "; ".join(bad))
 
 
 if __name__ == "__main__":

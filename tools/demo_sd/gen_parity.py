@@ -77,7 +77,8 @@ def load_part(model, tensors, prefix, strip=""):
     assert not missing and not unexpected, (prefix, missing[:5], unexpected[:5])
 
 
-def main(gguf_path, out):
+def models_from_gguf(gguf_path):
+    """(vae, text encoder, unet) in float32 with the GGUF's weights, configs from ckpt/meta.json."""
     with open(os.path.join(HERE, "ckpt", "meta.json")) as f:
         cfg = json.load(f)["configs"]
     tensors = gguf_tensors(gguf_path)
@@ -88,6 +89,11 @@ def main(gguf_path, out):
     load_part(unet, tensors, "unet.")
     vae = AutoencoderKL(**cfg["vae"]).eval()
     load_part(vae, tensors, "vae.")
+    return vae, text, unet
+
+
+def main(gguf_path, out):
+    vae, text, unet = models_from_gguf(gguf_path)
     tok = CLIPTokenizer.from_pretrained(os.path.join(HERE, "tokenizer"))
     sched = DPMSolverMultistepScheduler.from_config(SD_SCHEDULER, use_karras_sigmas=True,
                                                     algorithm_type="dpmsolver++", solver_order=2)

@@ -47,18 +47,25 @@ def pipeline_from(vae, text, unet, tokdir, device, scheduler="ddim"):
     return pipe.to(device)
 
 
-def generate(pipe, captions, seeds, steps=30, cfg=6.0, height=256, width=256, batch=64):
-    """Images as uint8 arrays, in order: for caption in captions, for seed in seeds."""
+def generate(pipe, captions, seeds, steps=30, cfg=6.0, height=256, width=256, batch=64, latents=None):
+    """Images as uint8 arrays, in order: for caption in captions, for seed in seeds. The initial
+    latents: `latents` (a [1,4,h,w] array per image, same order) when given, else torch's CPU
+    generator seeded by seed and caption."""
     import numpy as np
     import torch
     jobs = [(c, s) for c in captions for s in seeds]
     out = []
     for i in range(0, len(jobs), batch):
         part = jobs[i:i + batch]
-        gens = [torch.Generator(device="cpu").manual_seed(s * 1000003 + hash_caption(c)) for c, s in part]
+        if latents is not None:
+            dev = pipe.unet.device
+            kw = dict(latents=torch.from_numpy(np.concatenate(latents[i:i + batch])).to(dev))
+        else:
+            kw = dict(generator=[torch.Generator(device="cpu").manual_seed(s * 1000003 + hash_caption(c))
+                                 for c, s in part])
         with torch.no_grad():
-            ims = pipe([c for c, _ in part], num_inference_steps=steps, guidance_scale=cfg, generator=gens,
-                       height=height, width=width, output_type="np").images
+            ims = pipe([c for c, _ in part], num_inference_steps=steps, guidance_scale=cfg,
+                       height=height, width=width, output_type="np", **kw).images
         out.extend((np.clip(ims, 0, 1) * 255 + 0.5).astype(np.uint8))
     return out
 
