@@ -1,6 +1,7 @@
 /*
  * ocl.h — the OpenCL host driver: devices, buffers and the kernels of
- * matmul.cl, ops.cl and attention.cl. Compute only, no engine types
+ * matmul.cl, ops.cl and attention.cl, and the image graphs' of conv.cl and
+ * sd_ops.cl (ocl_sd.c). Compute only, no engine types
  * (pointers, shapes and the GGML type ids of kernels/cpu/quant.h).
  *
  * Every call returns 0 or an OpenCL status (negative); the message of the
@@ -86,5 +87,33 @@ int pt_ocl_softmax(pt_ocl *o, pt_ocl_mem *x, int rows, int n);
 #define PT_OCL_MAX_HEAD_DIM 256
 int pt_ocl_attention(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *kc, pt_ocl_mem *vc,
                      int n, int H, int Hkv, int D, int p0, int window, float scale);
+
+/* ---- the image graphs' ops (ocl_sd.c): HWC float32 as sd_nn.h ---------- */
+
+/* cols [n * h_out * w_out][k * k * c] = im2col of x [n][h][w][c] for a k x k
+ * convolution (image_ops.h's order of columns, no padding columns). */
+int pt_ocl_im2col(pt_ocl *o, pt_ocl_mem *cols, pt_ocl_mem *x, int n, int h, int w, int c, int k,
+                  int stride, int pad);
+/* y [n][2h][2w][c]: nearest 2x up-sampling of x [n][h][w][c]. */
+int pt_ocl_upsample2x(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, int n, int h, int w, int c);
+/* y [n_pix][ca + cb] = [a | b]. */
+int pt_ocl_concat(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *a, int ca, pt_ocl_mem *b, int cb,
+                  int64_t n_pix);
+/* GroupNorm of n images [n][n_pix][c] (then SiLU when silu); y may be x. */
+int pt_ocl_groupnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *gamma, pt_ocl_mem *beta,
+                     int n, int64_t n_pix, int c, int groups, float eps, bool silu);
+/* LayerNorm of rows of c values; y may be x. */
+int pt_ocl_layernorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *gamma, pt_ocl_mem *beta,
+                     int64_t rows, int c, float eps);
+/* out [rows][inner] = a * gelu(b) of x [rows][2 * inner] = [a | b]. */
+int pt_ocl_geglu(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *x, int64_t rows, int inner);
+/* x = silu(x) (gelu false) or gelu(x) (erf form) over count floats. */
+int pt_ocl_act(pt_ocl *o, pt_ocl_mem *x, int64_t count, bool gelu);
+/* y [n][n_pix][c] += t [n][c] (row img of t on every pixel of image img). */
+int pt_ocl_add_image(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *t, int n, int64_t n_pix, int c);
+/* Non-causal attention: out, q [n_seq][n_q][H * D], k, v [n_seq][n_kv][H * D];
+ * D <= PT_OCL_MAX_HEAD_DIM. */
+int pt_ocl_mha(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *k, pt_ocl_mem *v, int n_seq,
+               int n_q, int n_kv, int H, int D, float scale);
 
 #endif
