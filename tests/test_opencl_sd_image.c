@@ -4,19 +4,22 @@
  *   - one UNet pass (sd_unet_run_ocl against sd_unet_run) on random
  *     latents, two rows, at two latent sizes: the largest difference
  *     within UNET_TOL of the CPU output's magnitude;
+ *   - the VAE decoder (sd_vae_decode_ocl against sd_vae_decode) on random
+ *     latents, whole and in overlapping tiles: within UNET_TOL too;
  *   - whole generations through petrel.h (backend PT_BACKEND_OPENCL
  *     against PT_BACKEND_CPU; weights as stored, F32), seeded, with and
- *     without guidance and at 64x64 and 128x64: the OpenCL image within
- *     IMAGE_PSNR_MIN dB of the CPU's, and the model info names the device;
+ *     without guidance and at 64x64 and 128x64: the OpenCL image at least
+ *     IMAGE_PSNR_MIN dB PSNR against the CPU's, and the model info names the device;
  *   - a device number that does not exist: the CPU runs, info says why.
  *
  * Bounds. Both devices compute float32 (the device sums in another order,
  * norms' statistics in float instead of double), so the UNet differs by
  * rounding: measured at most 9e-7 of the output's magnitude on PoCL;
  * UNET_TOL = 1e-4 leaves a margin of 100 (a missing SiLU on the time
- * embedding gives 0.1). The images went through 4 sampler steps and the
- * VAE (on the CPU) and are rounded to 8 bits: measured the same bytes on
- * PoCL (printed as 99 dB). IMAGE_PSNR_MIN = 50 dB allows a device whose
+ * embedding gives 0.1); the VAE decoder at most 4e-6. The images went
+ * through 4 sampler steps and the VAE and are rounded to 8 bits: measured
+ * on PoCL the same bytes (printed as 99 dB) or 89 dB (one level on a few
+ * pixels). IMAGE_PSNR_MIN = 50 dB allows a device whose
  * rounding moves pixels by one level here and there (one level on every
  * pixel would be 48 dB); that missing SiLU gives 39-45 dB on this tiny
  * model, so the UNet pass above is the sharp check.
@@ -26,6 +29,7 @@
 #include "sd_opencl.h"
 #include "sd_test.h"
 #include "unet.h"
+#include "vae.h"
 
 #include "petrel.h"
 
@@ -102,8 +106,43 @@ static void test_unet(sd_ocl *dev) {
     if (u && cfg->n_levels >= 3 && cfg->cross_dim <= 64)
         CHECK(sd_unet_run_ocl(u, dev, dummy, 1, 6, 8, 1.0f, cdummy, 77, out, &err) == PT_ERR_ARG,
               "a 6x8 latent accepted");
-    sd_ocl_forget_weights(dev);
+    sd_ocl_forget_weights(dev, -1);
     sd_unet_free(u);
+    sd_rt_free(rt);
+    sd_weights_close(w);
+}
+
+/* ---- the VAE decoder ----------------------------------------------------------- */
+
+static void test_vae(sd_ocl *dev) {
+    sd_weights *w = NULL;
+    pt_error err = {0};
+    if (sd_weights_open(test_data("sd-tiny/model"), NULL, NULL, &w, &err) != PT_OK) {
+        CHECK(false, "sd_weights_open: %s", err.msg);
+        return;
+    }
+    sd_runtime *rt = sdt_runtime(NULL, 2, SD_WEIGHTS_STORED);
+    sd_vae *v = NULL;
+    CHECK(sd_vae_load(rt, w, false, &v, &err) == PT_OK, "sd_vae_load: %s", err.msg);
+    const int lc = sd_weights_config(w)->vae.latent_channels, s = v ? sd_vae_scale(v) : 1;
+    /* whole, then tiles of 6 overlapping by 2 over a 10x7 latent */
+    const struct { int h, w; sd_vae_tiling t; } runs[] = {{8, 8, {0, 0}}, {10, 7, {6, 2}}};
+    for (int i = 0; v && i < 2; i++) {
+        const int h = runs[i].h, wd = runs[i].w;
+        const size_t nl = (size_t)h * wd * lc, nr = (size_t)h * s * wd * s * 3;
+        float *lat = malloc(nl * sizeof *lat), *ref = malloc(nr * sizeof *ref), *got = malloc(nr * 4);
+        for (size_t k = 0; k < nl; k++) lat[k] = 3 * frand();
+        CHECK(sd_vae_decode(rt, v, lat, h, wd, ref, &runs[i].t, &err) == PT_OK, "%s", err.msg);
+        CHECK(sd_vae_decode_ocl(dev, v, lat, h, wd, got, &runs[i].t, &err) == PT_OK, "%s", err.msg);
+        char what[96];
+        snprintf(what, sizeof what, "vae decode %dx%d%s", h, wd, runs[i].t.tile ? " in tiles" : "");
+        const sdt_err e = sdt_compare(what, got, ref, (int64_t)nr);
+        CHECK(e.max_err <= UNET_TOL * fmax(1.0, e.max_ref), "%s: max err %.3g of %.3g", what,
+              e.max_err, e.max_ref);
+        free(lat), free(ref), free(got);
+    }
+    sd_ocl_forget_weights(dev, -1);
+    sd_vae_free(rt, v);
     sd_rt_free(rt);
     sd_weights_close(w);
 }
@@ -199,6 +238,7 @@ static void test_fallback(void) {
 int main(void) {
     sd_ocl *dev = open_device();
     test_unet(dev);
+    test_vae(dev);
     sd_ocl_close(dev);
     test_images();
     test_fallback();

@@ -128,7 +128,7 @@ static void test_conv(int k, int stride, int pad, bool add) {
     snprintf(what, sizeof what, "conv %dx%d/%d %d -> %d, %d x %dx%d%s", k, k, stride, c_in, c_out, n,
              h, w, add ? " + add" : "");
     compare(what, dy, y, ny);
-    sd_ocl_forget_weights(dev); /* the layer goes: its address may come back */
+    sd_ocl_forget_weights(dev, -1); /* the layer goes: its address may come back */
     sd_conv_free(rt, &c);
     free(wt), free(b), free(x), free(r), free(y);
 }
@@ -147,7 +147,7 @@ static void test_linear(void) {
     char what[96];
     snprintf(what, sizeof what, "linear %d -> %d over %d rows", in, out, n);
     compare(what, dy, y, (size_t)n * out);
-    sd_ocl_forget_weights(dev);
+    sd_ocl_forget_weights(dev, -1);
     sd_linear_free(rt, &l);
     free(wt), free(b), free(x), free(y);
 }
@@ -169,7 +169,7 @@ static void test_groupnorm(bool silu, bool in_place) {
     snprintf(what, sizeof what, "groupnorm %d ch / %d groups, %d x %lld px%s%s", c, groups, n,
              (long long)n_pix, silu ? ", silu" : "", in_place ? ", in place" : "");
     compare(what, dy, y, nx);
-    sd_ocl_forget_weights(dev);
+    sd_ocl_forget_weights(dev, -1);
     free(nm.gamma), free(nm.beta), free(x), free(y);
 }
 
@@ -185,7 +185,7 @@ static void test_layernorm(void) {
     char what[64];
     snprintf(what, sizeof what, "layernorm %d rows of %d", rows, c);
     compare(what, dy, y, nx);
-    sd_ocl_forget_weights(dev);
+    sd_ocl_forget_weights(dev, -1);
     free(nm.gamma), free(nm.beta), free(x), free(y);
 }
 
@@ -289,7 +289,7 @@ static void test_attn_module(int ctx_dim) {
     snprintf(what, sizeof what, "%s-attention module, dim %d (%d heads), %d x %d queries, %d keys",
              self ? "self" : "cross", dim, heads, n_seq, n_q, n_kv);
     compare(what, dy, y, nx);
-    sd_ocl_forget_weights(dev);
+    sd_ocl_forget_weights(dev, -1);
     for (int i = 0; i < 4; i++) sd_linear_free(rt, ls[i]), free(wts[i]);
     if (!self) free(ctx);
     free(bias), free(x), free(y), free(scratch);
@@ -332,7 +332,7 @@ static void test_resnet(void) {
     snprintf(what, sizeof what, "resnet %d -> %d (%d groups), %d x %dx%d, temb %d", c_in, c_out,
              groups, n, h, w, T);
     compare(what, dy, y, ny);
-    sd_ocl_forget_weights(dev);
+    sd_ocl_forget_weights(dev, -1);
     sd_conv_free(rt, &r.conv1);
     sd_conv_free(rt, &r.conv2);
     if (r.has_shortcut) sd_conv_free(rt, &r.shortcut);
@@ -363,13 +363,14 @@ int main(void) {
     }
     /* attention shapes: a single key and query, key counts across the
      * kernel's chunks of 64, the UNet's self and cross shapes (77 context
-     * rows), the VAE's one head of 64+ values, the largest head size */
+     * rows), head sizes up to the largest (the VAE's one head of 512) */
     test_mha(1, 1, 1, 1, 1);
     test_mha(2, 5, 63, 3, 7);
     test_mha(1, 33, 129, 2, 40);
     test_mha(2, 64, 77, 8, 5);
     test_mha(1, 17, 70, 1, 160);
-    test_mha(1, 3, 9, 2, PT_OCL_MAX_HEAD_DIM);
+    test_mha(1, 3, 9, 2, PT_OCL_MHA_MAX_D);
+    test_mha(1, 70, 70, 1, 500);
     for (int i = 0; i < 4; i++)
         test_mha(irand(1, 2), irand(1, 80), irand(1, 140), irand(1, 4), irand(1, 70));
     sd_rt_end(rt);

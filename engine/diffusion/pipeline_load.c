@@ -172,7 +172,7 @@ pt_status sd_prepare_unet(pt_image_model *m, pt_error *err) {
 
 void sd_drop_unet(pt_image_model *m) {
     if (m->resident || !m->unet) return;
-    sd_ocl_forget_weights(m->dev); /* uploaded from the layers freed here */
+    sd_ocl_forget_weights(m->dev, SD_OCL_W_UNET); /* from the layers freed here */
     sd_unet_free(m->unet);
     m->unet = NULL;
     sd_weights_release(m->w, "unet.");

@@ -31,6 +31,7 @@ enum {
 typedef struct wentry {
     const void *key, *data;
     pt_ocl_mem *m;
+    int group;
 } wentry;
 
 struct sd_ocl {
@@ -40,6 +41,7 @@ struct sd_ocl {
      * a kernel launch per look-up */
     wentry *w;
     int n_w, cap_w;
+    int group;                   /* of new uploads */
     pt_ocl_mem *slot[SD_OCL_SLOTS];
     size_t slot_n[SD_OCL_SLOTS]; /* floats */
 };
@@ -69,12 +71,23 @@ pt_status sd_ocl_open(int index, const char *cache_dir, sd_ocl **out, pt_error *
     return PT_OK;
 }
 
-void sd_ocl_forget_weights(sd_ocl *d) {
+void sd_ocl_weights_group(sd_ocl *d, int group) {
+    if (d) d->group = group;
+}
+
+void sd_ocl_forget_weights(sd_ocl *d, int group) {
     if (!d) return;
-    for (int i = 0; i < d->n_w; i++) pt_ocl_free(d->w[i].m);
-    free(d->w);
-    d->w = NULL;
-    d->n_w = d->cap_w = 0;
+    int kept = 0;
+    for (int i = 0; i < d->n_w; i++) {
+        if (group < 0 || d->w[i].group == group) pt_ocl_free(d->w[i].m);
+        else d->w[kept++] = d->w[i];
+    }
+    d->n_w = kept;
+    if (!kept) {
+        free(d->w);
+        d->w = NULL;
+        d->cap_w = 0;
+    }
 }
 
 void sd_ocl_release_buffers(sd_ocl *d) {
@@ -88,7 +101,7 @@ void sd_ocl_release_buffers(sd_ocl *d) {
 
 void sd_ocl_close(sd_ocl *d) {
     if (!d) return;
-    sd_ocl_forget_weights(d);
+    sd_ocl_forget_weights(d, -1);
     sd_ocl_release_buffers(d);
     pt_ocl_close(d->o);
     free(d);
@@ -145,7 +158,7 @@ static pt_ocl_mem *keep(sd_ocl *d, const void *key, const void *data, pt_ocl_mem
         d->w = w;
         d->cap_w = cap;
     }
-    d->w[d->n_w++] = (wentry){key, data, m};
+    d->w[d->n_w++] = (wentry){key, data, m, d->group};
     return m;
 }
 
@@ -371,7 +384,8 @@ pt_status sd_ocl_open(int index, const char *cache_dir, sd_ocl **out, pt_error *
 void sd_ocl_close(sd_ocl *d) { (void)d; }
 const char *sd_ocl_name(const sd_ocl *d) { return d ? "" : ""; }
 pt_ocl *sd_ocl_driver(sd_ocl *d) { return d ? NULL : NULL; }
-void sd_ocl_forget_weights(sd_ocl *d) { (void)d; }
+void sd_ocl_weights_group(sd_ocl *d, int group) { (void)d, (void)group; }
+void sd_ocl_forget_weights(sd_ocl *d, int group) { (void)d, (void)group; }
 void sd_ocl_release_buffers(sd_ocl *d) { (void)d; }
 
 #endif

@@ -13,8 +13,9 @@
  * layer's sd_linear / sd_norm: a matrix goes up as float32 rows of `in`
  * columns (pt_weight_row of what the CPU holds, its zero padding to k_pad
  * dropped), so the device multiplies by what the CPU multiplies by.
- * sd_ocl_forget_weights drops them all: call it before the layers are
- * freed (their addresses may come back for other layers).
+ * Uploads belong to the group set last (sd_ocl_weights_group: one per
+ * graph), and sd_ocl_forget_weights drops a group's: call it before that
+ * graph's layers are freed (their addresses may come back for others).
  *
  * Scratch. Buffers are slots of the device, grown on demand and kept
  * until sd_ocl_release_buffers: the layers use slots below
@@ -46,7 +47,9 @@ void sd_ocl_close(sd_ocl *d); /* NULL: nothing */
 const char *sd_ocl_name(const sd_ocl *d);
 typedef struct pt_ocl pt_ocl;
 pt_ocl *sd_ocl_driver(sd_ocl *d); /* the host driver (ocl.h), for tests */
-void sd_ocl_forget_weights(sd_ocl *d);
+enum { SD_OCL_W_UNET = 0, SD_OCL_W_VAE = 1 }; /* weight groups */
+void sd_ocl_weights_group(sd_ocl *d, int group);
+void sd_ocl_forget_weights(sd_ocl *d, int group); /* group < 0: every group */
 void sd_ocl_release_buffers(sd_ocl *d);
 
 /* Slot `slot`'s buffer, at least `floats` long (contents not kept when it

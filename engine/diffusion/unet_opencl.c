@@ -153,6 +153,7 @@ pt_status sd_unet_run_ocl(sd_unet *u, sd_ocl *d, const float *x, int n, int h, i
     if (!tsin) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the time embedding");
     sd_timestep_embedding(tsin, n, c->channels[0], t, c->flip_sin_to_cos, c->freq_shift);
     ocl_run r = {d, n, h, w, n_ctx, NULL, NULL, err};
+    sd_ocl_weights_group(d, SD_OCL_W_UNET);
     const size_t nx = (size_t)n * h * w * c->in_channels, nc = (size_t)n * n_ctx * c->cross_dim;
     pt_ocl_mem *dx = sd_ocl_slot(d, U_X, nx, err), *dc = dx ? sd_ocl_slot(d, U_CTX, nc, err) : NULL;
     pt_ocl_mem *y = NULL;

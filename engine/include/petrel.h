@@ -611,11 +611,12 @@ typedef struct pt_image_model_params {
      * it and a generation's peak is its largest stage, not their sum. The
      * text encoder and the decoders are always prepared per stage. */
     bool resident;
-    /* Where the UNet runs: PT_BACKEND_CPU, or PT_BACKEND_OPENCL on device
+    /* Where the image graphs run: PT_BACKEND_CPU, or PT_BACKEND_OPENCL on device
      * `device` (pt_devices_list's index) with its compiled programs cached
      * in device_cache (NULL: nowhere), as pt_model_params. A device that
      * cannot be opened is a CPU load whose pt_image_model_info.device_note
-     * says why. The text encoder and the decoders run on the CPU. */
+     * says why. The UNet and the VAE decoder run there; the text encoder
+     * and TAESD on the CPU. */
     pt_backend backend;
     int device;
     const char *device_cache;

@@ -112,7 +112,8 @@ int pt_ocl_act(pt_ocl *o, pt_ocl_mem *x, int64_t count, bool gelu);
 /* y [n][n_pix][c] += t [n][c] (row img of t on every pixel of image img). */
 int pt_ocl_add_image(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *t, int n, int64_t n_pix, int c);
 /* Non-causal attention: out, q [n_seq][n_q][H * D], k, v [n_seq][n_kv][H * D];
- * D <= PT_OCL_MAX_HEAD_DIM. */
+ * D <= PT_OCL_MHA_MAX_D (sd_ops.cl's ATT_WG * MHA_DPI). */
+#define PT_OCL_MHA_MAX_D 512
 int pt_ocl_mha(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *k, pt_ocl_mem *v, int n_seq,
                int n_q, int n_kv, int H, int D, float scale);
 

@@ -95,8 +95,8 @@ int pt_ocl_add_image(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *t, int n, int64_t n_p
 
 int pt_ocl_mha(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *k, pt_ocl_mem *v, int n_seq,
                int n_q, int n_kv, int H, int D, float scale) {
-    if (D < 1 || D > ATT_MAX_D || H < 1) {
-        pt_ocl_set_error(o, "OpenCL attention: %d heads of %d (most %d)", H, D, ATT_MAX_D);
+    if (D < 1 || D > PT_OCL_MHA_MAX_D || H < 1) {
+        pt_ocl_set_error(o, "OpenCL attention: %d heads of %d (most %d)", H, D, PT_OCL_MHA_MAX_D);
         return -1;
     }
     if (n_seq <= 0 || n_q <= 0 || n_kv <= 0) return 0;

@@ -87,10 +87,12 @@ kernel void add_image(global float *y, global const float *t, long n_pix, int c,
  * column h * D); out = softmax(q k^T * scale) v per (sequence, head).
  * One work-group of ATT_WG items per (head, query, sequence); keys are
  * taken ATT_WG at a time, item i scoring key base + i and accumulating
- * output dimensions i, i + ATT_WG, ... (D <= ATT_WG * 4). */
+ * output dimensions i, i + ATT_WG, ... (D <= ATT_WG * MHA_DPI: 512, the
+ * VAE's one head). */
+#define MHA_DPI 8
 kernel void mha(global float *out, global const float *q, global const float *k,
                 global const float *v, int n_q, int n_kv, int H, int D, float scale) {
-    local float qv[ATT_WG * 4];
+    local float qv[ATT_WG * MHA_DPI];
     local float sc[ATT_WG];
     local float red[ATT_WG];
     const int lid = get_local_id(0);
@@ -101,7 +103,8 @@ kernel void mha(global float *out, global const float *q, global const float *k,
     global const float *vs = v + (long)s * n_kv * HD + (long)h * D;
     for (int d = lid; d < D; d += ATT_WG) qv[d] = qh[d];
     barrier(CLK_LOCAL_MEM_FENCE);
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float acc[MHA_DPI];
+    for (int e = 0; e < MHA_DPI; e++) acc[e] = 0.0f;
     float m = -INFINITY, l = 0.0f;
     for (int base = 0; base < n_kv; base += ATT_WG) {
         const int p = base + lid;
@@ -123,13 +126,13 @@ kernel void mha(global float *out, global const float *q, global const float *k,
         barrier(CLK_LOCAL_MEM_FENCE);
         const float corr = exp(m - nm); /* 0 on the first chunk (m = -inf) */
         l *= corr;
-        for (int j = 0; j < 4; j++) acc[j] *= corr;
+        for (int e = 0; e < MHA_DPI; e++) acc[e] *= corr;
         const int cnt = min(ATT_WG, n_kv - base);
         for (int j = 0; j < cnt; j++) {
             const float pj = sc[j];
             l += pj;
             global const float *vp = vs + (long)(base + j) * HD;
-            for (int e = 0; e < 4; e++) {
+            for (int e = 0; e < MHA_DPI; e++) {
                 const int d = lid + e * ATT_WG;
                 if (d < D) acc[e] += pj * vp[d];
             }
@@ -138,7 +141,7 @@ kernel void mha(global float *out, global const float *q, global const float *k,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     global float *o = out + ((long)s * n_q + i) * HD + (long)h * D;
-    for (int e = 0; e < 4; e++) {
+    for (int e = 0; e < MHA_DPI; e++) {
         const int d = lid + e * ATT_WG;
         if (d < D) o[d] = acc[e] / l;
     }
