@@ -1,6 +1,6 @@
 /*
- * test_opencl_sd_image.c — the image model's UNet on OpenCL (PoCL in CI)
- * against the CPU, on the tiny SD fixture (tests/data/sd-tiny/model):
+ * test_opencl_sd_image.c — the image model's UNet and VAE decoder on
+ * OpenCL (PoCL in CI) against the CPU, on the tiny SD fixture (tests/data/sd-tiny/model):
  *   - one UNet pass (sd_unet_run_ocl against sd_unet_run) on random
  *     latents, two rows, at two latent sizes: the largest difference
  *     within UNET_TOL of the CPU output's magnitude;
@@ -9,8 +9,9 @@
  *   - whole generations through petrel.h (backend PT_BACKEND_OPENCL
  *     against PT_BACKEND_CPU; weights as stored, F32), seeded, with and
  *     without guidance and at 64x64 and 128x64: the OpenCL image at least
- *     IMAGE_PSNR_MIN dB PSNR against the CPU's, and the model info names the device;
- *     with Q8_0 weights too (test_q8 says why its bound is lower);
+ *     IMAGE_PSNR_MIN dB PSNR against the CPU's, and the model info names
+ *     the device; with Q8_0 weights too (test_q8 says why its bound is
+ *     lower);
  *   - a device number that does not exist: the CPU runs, info says why.
  *
  * Bounds. Both devices compute float32 (the device sums in another order,
