@@ -10,8 +10,8 @@
  *     against PT_BACKEND_CPU; weights as stored, F32), seeded, with and
  *     without guidance and at 64x64 and 128x64: the OpenCL image at least
  *     IMAGE_PSNR_MIN dB PSNR against the CPU's, and the model info names
- *     the device; with Q8_0 weights too (test_q8 says why its bound is
- *     lower);
+ *     the device; with F16 and Q8_0 weights too (test_policy says why
+ *     Q8_0's bound is lower);
  *   - a device number that does not exist: the CPU runs, info says why.
  *
  * Bounds. Both devices compute float32 (the device sums in another order,
@@ -219,14 +219,16 @@ done:
     pt_image_model_free(ocl);
 }
 
-/* Weights quantized to Q8_0 at load: the device gets them dequantized
- * from the CPU's packed copy, and multiplies float inputs where the CPU
+/* Other weight policies. F16: the device keeps the same F16 values and
+ * both multiply float inputs (measured: the same pixels), so the bound is
+ * IMAGE_PSNR_MIN. Q8_0 at load: the device gets the weights dequantized
+ * from the CPU's packed copy and multiplies float inputs where the CPU
  * multiplies their int8 quantization, so the pictures differ by that
  * quantization: measured 41.8 dB; Q8_PSNR_MIN 35 dB (the CPU's own Q8_0
  * path is 38-50 dB from diffusers' float one, test_sd_pipeline). */
 #define Q8_PSNR_MIN 35.0
-static void test_q8(void) {
-    pt_image_model *cpu = load(PT_BACKEND_CPU, 0, "q8_0"), *ocl = load(PT_BACKEND_OPENCL, 0, "q8_0");
+static void test_policy(const char *weights, double min_db) {
+    pt_image_model *cpu = load(PT_BACKEND_CPU, 0, weights), *ocl = load(PT_BACKEND_OPENCL, 0, weights);
     pt_image_params ip = pt_image_default_params();
     ip.prompt = "a red circle";
     ip.width = ip.height = 64;
@@ -235,13 +237,14 @@ static void test_q8(void) {
     pt_image a = {0}, b = {0};
     pt_error err = {0};
     if (cpu && ocl) {
-        CHECK(pt_image_generate(cpu, &ip, &a, &err) == PT_OK, "cpu q8_0: %s", err.msg);
-        CHECK(pt_image_generate(ocl, &ip, &b, &err) == PT_OK, "opencl q8_0: %s", err.msg);
+        CHECK(pt_image_generate(cpu, &ip, &a, &err) == PT_OK, "cpu %s: %s", weights, err.msg);
+        CHECK(pt_image_generate(ocl, &ip, &b, &err) == PT_OK, "opencl %s: %s", weights, err.msg);
     }
+    CHECK(a.pixels && b.pixels, "%s: no pair of images to compare", weights);
     if (a.pixels && b.pixels) {
         const double db = psnr(&a, &b);
-        printf("image q8_0: OpenCL against CPU %.1f dB\n", db);
-        CHECK(db >= Q8_PSNR_MIN, "q8_0: PSNR %.1f dB < %.1f", db, Q8_PSNR_MIN);
+        printf("image %s: OpenCL against CPU %.1f dB\n", weights, db);
+        CHECK(db >= min_db, "%s: PSNR %.1f dB < %.1f", weights, db, min_db);
     }
     pt_image_free(&a);
     pt_image_free(&b);
@@ -274,7 +277,8 @@ int main(void) {
     test_vae(dev);
     sd_ocl_close(dev);
     test_images();
-    test_q8();
+    test_policy("f16", IMAGE_PSNR_MIN);
+    test_policy("q8_0", Q8_PSNR_MIN);
     test_fallback();
     return check_done("opencl_sd_image");
 }

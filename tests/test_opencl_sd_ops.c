@@ -3,8 +3,8 @@
  * (sd_opencl.h: conv.cl, sd_ops.cl, the float matmul) against the CPU's
  * layers (sd_nn.h on the plain C kernels' results: the image graphs'
  * reference), on random inputs of random and odd shapes: convolutions
- * (3x3 stride 1 and 2, 1x1; any channel counts; bias; the residual add),
- * Linear, GroupNorm with and without the fused SiLU (also in place),
+ * (3x3 stride 1 and 2, 1x1; any channel counts; bias; the residual add;
+ * F32 and F16 weights), Linear (F32, F16), GroupNorm with and without the fused SiLU (also in place),
  * LayerNorm, SiLU, GELU, GEGLU, nearest 2x up-sampling, concatenation,
  * non-causal multi-head attention (self and cross shapes, key counts
  * across the kernel's chunks of 64) and the Attention module, and a
@@ -107,13 +107,31 @@ static sd_tensor f32_tensor(const float *data, int n_dims, int64_t a, int64_t b,
     return t;
 }
 
+/* The same matrix as F16 (the weights' values rounded to it in place),
+ * in *keep, which must outlive the layer. */
+static sd_tensor as_f16(float *v, sd_tensor t, uint16_t **keep) {
+    const size_t n = t.nbytes / sizeof(float);
+    *keep = malloc(n * sizeof **keep);
+    for (size_t i = 0; i < n; i++) {
+        (*keep)[i] = pt_f32_to_fp16(v[i]);
+        v[i] = pt_fp16_to_f32((*keep)[i]);
+    }
+    t.type = PT_TYPE_F16;
+    t.data = *keep;
+    t.nbytes = n * 2;
+    return t;
+}
+
 /* ---- products ---------------------------------------------------------------- */
 
-static void test_conv(int k, int stride, int pad, bool add) {
+static void test_conv(int k, int stride, int pad, bool add, bool f16) {
     const int n = irand(1, 2), c_in = irand(1, 37), c_out = irand(1, 29);
     const int h = irand(k, 13), w = irand(k, 11);
     float *wt = rand_vec((size_t)c_out * c_in * k * k, 0.5f), *b = rand_vec((size_t)c_out, 1.0f);
-    const sd_tensor tw = f32_tensor(wt, 4, c_out, c_in, k, k), tb = f32_tensor(b, 1, c_out, 1, 1, 1);
+    sd_tensor tw = f32_tensor(wt, 4, c_out, c_in, k, k);
+    const sd_tensor tb = f32_tensor(b, 1, c_out, 1, 1, 1);
+    uint16_t *half = NULL;
+    if (f16) tw = as_f16(wt, tw, &half);
     sd_conv c;
     pt_error err = {0};
     CHECK(sd_conv_init(rt, &tw, &tb, "conv", c_in, c_out, k, stride, pad, &c, &err) == PT_OK, "%s",
@@ -125,18 +143,21 @@ static void test_conv(int k, int stride, int pad, bool add) {
     pt_ocl_mem *dx = up(x, nx), *dy = up(NULL, ny), *dr = add ? up(r, ny) : NULL;
     CHECK(sd_ocl_conv(dev, &c, dx, n, h, w, dy, dr, &err) == PT_OK, "%s", err.msg);
     char what[128];
-    snprintf(what, sizeof what, "conv %dx%d/%d %d -> %d, %d x %dx%d%s", k, k, stride, c_in, c_out, n,
-             h, w, add ? " + add" : "");
+    snprintf(what, sizeof what, "conv %dx%d/%d %d -> %d, %d x %dx%d%s%s", k, k, stride, c_in, c_out,
+             n, h, w, add ? " + add" : "", f16 ? ", F16" : "");
     compare(what, dy, y, ny);
     sd_ocl_forget_weights(dev, -1); /* the layer goes: its address may come back */
     sd_conv_free(rt, &c);
-    free(wt), free(b), free(x), free(r), free(y);
+    free(wt), free(b), free(x), free(r), free(y), free(half);
 }
 
-static void test_linear(void) {
+static void test_linear(bool f16) {
     const int in = irand(1, 70), out = irand(1, 45), n = irand(1, 40);
     float *wt = rand_vec((size_t)out * in, 0.5f), *b = rand_vec((size_t)out, 1.0f);
-    const sd_tensor tw = f32_tensor(wt, 2, out, in, 1, 1), tb = f32_tensor(b, 1, out, 1, 1, 1);
+    sd_tensor tw = f32_tensor(wt, 2, out, in, 1, 1);
+    const sd_tensor tb = f32_tensor(b, 1, out, 1, 1, 1);
+    uint16_t *half = NULL;
+    if (f16) tw = as_f16(wt, tw, &half);
     sd_linear l;
     pt_error err = {0};
     CHECK(sd_linear_init(rt, &tw, &tb, "linear", in, out, &l, &err) == PT_OK, "%s", err.msg);
@@ -145,11 +166,11 @@ static void test_linear(void) {
     pt_ocl_mem *dx = up(x, (size_t)n * in), *dy = up(NULL, (size_t)n * out);
     CHECK(sd_ocl_linear(dev, &l, dx, n, dy, &err) == PT_OK, "%s", err.msg);
     char what[96];
-    snprintf(what, sizeof what, "linear %d -> %d over %d rows", in, out, n);
+    snprintf(what, sizeof what, "linear %d -> %d over %d rows%s", in, out, n, f16 ? ", F16" : "");
     compare(what, dy, y, (size_t)n * out);
     sd_ocl_forget_weights(dev, -1);
     sd_linear_free(rt, &l);
-    free(wt), free(b), free(x), free(y);
+    free(wt), free(b), free(x), free(y), free(half);
 }
 
 /* ---- norms ------------------------------------------------------------------------ */
@@ -350,10 +371,11 @@ int main(void) {
      * round 1 on the work-group and tiled products a GPU runs */
     for (int i = 0; i < 8; i++) {
         if (i == 4) pt_ocl_use_group_kernels(sd_ocl_driver(dev), true);
-        test_conv(3, 1, 1, i & 1);
-        test_conv(3, 2, 1, false);
-        test_conv(1, 1, 0, i & 1);
-        test_linear();
+        test_conv(3, 1, 1, i & 1, i & 2);
+        test_conv(3, 2, 1, false, i & 1);
+        test_conv(1, 1, 0, i & 1, i & 2);
+        test_linear(false);
+        test_linear(true);
         test_groupnorm(i & 1, i & 2);
         test_layernorm();
         test_elementwise();

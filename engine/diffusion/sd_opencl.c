@@ -31,6 +31,7 @@ enum {
 typedef struct wentry {
     const void *key, *data;
     pt_ocl_mem *m;
+    uint32_t type;  /* a matrix's: PT_TYPE_F32 or F16 */
     int group;
 } wentry;
 
@@ -146,7 +147,8 @@ static wentry *find(sd_ocl *d, const void *key) {
 }
 
 /* Record m as the upload of (key, data); frees m when that fails. */
-static pt_ocl_mem *keep(sd_ocl *d, const void *key, const void *data, pt_ocl_mem *m, pt_error *err) {
+static pt_ocl_mem *keep(sd_ocl *d, const void *key, const void *data, pt_ocl_mem *m, uint32_t type,
+                        pt_error *err) {
     if (d->n_w == d->cap_w) {
         const int cap = d->cap_w ? 2 * d->cap_w : 256;
         wentry *w = realloc(d->w, (size_t)cap * sizeof *w);
@@ -158,7 +160,7 @@ static pt_ocl_mem *keep(sd_ocl *d, const void *key, const void *data, pt_ocl_mem
         d->w = w;
         d->cap_w = cap;
     }
-    d->w[d->n_w++] = (wentry){key, data, m, d->group};
+    d->w[d->n_w++] = (wentry){key, data, m, type, d->group};
     return m;
 }
 
@@ -171,18 +173,25 @@ static pt_ocl_mem *vec(sd_ocl *d, const float *v, int n, pt_error *err) {
         pt_fail(err, PT_ERR_NOMEM, "%s", pt_ocl_error(d->o));
         return NULL;
     }
-    return keep(d, v, v, m, err);
+    return keep(d, v, v, m, PT_TYPE_F32, err);
 }
 
-/* The device copy of l's matrix: l->out float32 rows of l->in columns. */
-static pt_ocl_mem *matrix(sd_ocl *d, const sd_linear *l, pt_error *err) {
+/* The device copy of l's matrix: l->out rows of l->in columns, F16 when
+ * the CPU multiplies F16 values (the same values in half the bytes), else
+ * float32; its type into *type. */
+static pt_ocl_mem *matrix(sd_ocl *d, const sd_linear *l, uint32_t *type, pt_error *err) {
     wentry *e = find(d, l);
-    if (e && e->data == l->w.data) return e->m;
+    if (e && e->data == l->w.data) {
+        *type = e->type;
+        return e->m;
+    }
     if (e) { /* another matrix at this layer's address: read it again */
         pt_ocl_free(e->m);
         *e = d->w[--d->n_w];
     }
-    float *rows = malloc((size_t)l->out * l->in * sizeof(float));
+    *type = l->w.type == PT_TYPE_F16 ? PT_TYPE_F16 : PT_TYPE_F32;
+    const size_t es = *type == PT_TYPE_F16 ? 2 : 4, bytes = (size_t)l->out * l->in * es;
+    uint8_t *rows = malloc(bytes);
     float *row = malloc((size_t)l->w.cols * sizeof(float));
     if (!rows || !row) {
         free(rows);
@@ -192,16 +201,21 @@ static pt_ocl_mem *matrix(sd_ocl *d, const sd_linear *l, pt_error *err) {
     }
     for (int r = 0; r < l->out; r++) {
         pt_weight_row(&l->w, r, row);
-        memcpy(rows + (size_t)r * l->in, row, (size_t)l->in * sizeof(float));
+        uint8_t *dst = rows + (size_t)r * l->in * es;
+        if (es == 4) {
+            memcpy(dst, row, (size_t)l->in * sizeof(float));
+        } else {
+            for (int c = 0; c < l->in; c++) ((uint16_t *)dst)[c] = pt_f32_to_fp16(row[c]);
+        }
     }
-    pt_ocl_mem *m = pt_ocl_alloc(d->o, (size_t)l->out * l->in * sizeof(float), rows, false);
+    pt_ocl_mem *m = pt_ocl_alloc(d->o, bytes, rows, false);
     free(rows);
     free(row);
     if (!m) {
         pt_fail(err, PT_ERR_NOMEM, "%s", pt_ocl_error(d->o));
         return NULL;
     }
-    return keep(d, l, l->w.data, m, err);
+    return keep(d, l, l->w.data, m, *type, err);
 }
 
 /* ---- layers ---------------------------------------------------------------------- */
@@ -209,9 +223,10 @@ static pt_ocl_mem *matrix(sd_ocl *d, const sd_linear *l, pt_error *err) {
 pt_status sd_ocl_linear(sd_ocl *d, const sd_linear *l, pt_ocl_mem *x, int64_t n, pt_ocl_mem *y,
                         pt_error *err) {
     if (n < 0 || n > INT32_MAX) return pt_fail(err, PT_ERR_ARG, "linear: %lld rows", (long long)n);
-    pt_ocl_mem *w = matrix(d, l, err), *b = NULL;
+    uint32_t type;
+    pt_ocl_mem *w = matrix(d, l, &type, err), *b = NULL;
     if (!w || (l->bias && !(b = vec(d, l->bias, l->out, err)))) return err->code;
-    CK(pt_ocl_matmul(d->o, PT_TYPE_F32, w, l->out, l->in, x, (int)n, y));
+    CK(pt_ocl_matmul(d->o, type, w, l->out, l->in, x, (int)n, y));
     if (b) CK(pt_ocl_add_bias(d->o, y, b, (int)n, l->out));
     return PT_OK;
 }

@@ -10,9 +10,11 @@
  *
  * Weights. A layer's matrix and its vectors (bias, norm scales) are
  * uploaded on the layer's first run and kept, keyed by the address of the
- * layer's sd_linear / sd_norm: a matrix goes up as float32 rows of `in`
- * columns (pt_weight_row of what the CPU holds, its zero padding to k_pad
- * dropped), so the device multiplies by what the CPU multiplies by.
+ * layer's sd_linear / sd_norm: a matrix goes up as rows of `in` columns
+ * (pt_weight_row of what the CPU holds, its zero padding to k_pad
+ * dropped), F16 when the CPU's are F16 and float32 otherwise (Q8_0 and
+ * Q4_0 dequantized), so the device multiplies by what the CPU multiplies
+ * by.
  * Uploads belong to the group set last (sd_ocl_weights_group: one per
  * graph), and sd_ocl_forget_weights drops a group's: call it before that
  * graph's layers are freed (their addresses may come back for others).
