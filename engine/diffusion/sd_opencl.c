@@ -19,7 +19,7 @@
 
 /* The layers' own slots (below SD_OCL_SLOT_USER). */
 enum {
-    S_COLS = 0,                 /* conv: im2col [pixels][k * k * c_in] */
+    S_COLS = 0,                 /* conv: im2col [chunk pixels][k * k * c_in] */
     S_Q, S_K, S_V, S_ATT,       /* attention: projections and heads' output */
     S_RA, S_RB, S_RT,           /* ResNet: normalized input, conv1 / shortcut, temb */
     S_HS, S_TN, S_TA, S_G, S_GG /* transformer: hidden, normalized, sublayer out, ff */
@@ -45,6 +45,7 @@ struct sd_ocl {
     int group;                   /* of new uploads */
     pt_ocl_mem *slot[SD_OCL_SLOTS];
     size_t slot_n[SD_OCL_SLOTS]; /* floats */
+    size_t conv_cols;            /* most floats of im2col a convolution takes at once */
 };
 
 static pt_status fail_ocl(sd_ocl *d, pt_error *err) {
@@ -67,6 +68,7 @@ pt_status sd_ocl_open(int index, const char *cache_dir, sd_ocl **out, pt_error *
         return pt_fail(err, PT_ERR_NOMEM, "out of memory opening the OpenCL device");
     }
     d->o = o;
+    d->conv_cols = SD_OCL_CONV_COLS;
     snprintf(d->name, sizeof d->name, "%s", pt_ocl_info(o)->name);
     *out = d;
     return PT_OK;
@@ -110,6 +112,7 @@ void sd_ocl_close(sd_ocl *d) {
 
 const char *sd_ocl_name(const sd_ocl *d) { return d->name; }
 pt_ocl *sd_ocl_driver(sd_ocl *d) { return d->o; }
+void sd_ocl_set_conv_cols(sd_ocl *d, size_t floats) { d->conv_cols = floats; }
 
 pt_ocl_mem *sd_ocl_slot(sd_ocl *d, int slot, size_t floats, pt_error *err) {
     if (slot < 0 || slot >= SD_OCL_SLOTS) {
@@ -220,15 +223,30 @@ static pt_ocl_mem *matrix(sd_ocl *d, const sd_linear *l, uint32_t *type, pt_erro
 
 /* ---- layers ---------------------------------------------------------------------- */
 
-pt_status sd_ocl_linear(sd_ocl *d, const sd_linear *l, pt_ocl_mem *x, int64_t n, pt_ocl_mem *y,
-                        pt_error *err) {
+/* y [n][out] = x W^T, no bias. */
+static pt_status product(sd_ocl *d, const sd_linear *l, pt_ocl_mem *x, int64_t n, pt_ocl_mem *y,
+                         pt_error *err) {
     if (n < 0 || n > INT32_MAX) return pt_fail(err, PT_ERR_ARG, "linear: %lld rows", (long long)n);
     uint32_t type;
-    pt_ocl_mem *w = matrix(d, l, &type, err), *b = NULL;
-    if (!w || (l->bias && !(b = vec(d, l->bias, l->out, err)))) return err->code;
+    pt_ocl_mem *w = matrix(d, l, &type, err);
+    if (!w) return err->code;
     CK(pt_ocl_matmul(d->o, type, w, l->out, l->in, x, (int)n, y));
-    if (b) CK(pt_ocl_add_bias(d->o, y, b, (int)n, l->out));
     return PT_OK;
+}
+
+/* y [n][out] += bias (when l has one). */
+static pt_status add_bias(sd_ocl *d, const sd_linear *l, pt_ocl_mem *y, int64_t n, pt_error *err) {
+    if (!l->bias) return PT_OK;
+    pt_ocl_mem *b = vec(d, l->bias, l->out, err);
+    if (!b) return err->code;
+    CK(pt_ocl_add_bias(d->o, y, b, (int)n, l->out));
+    return PT_OK;
+}
+
+pt_status sd_ocl_linear(sd_ocl *d, const sd_linear *l, pt_ocl_mem *x, int64_t n, pt_ocl_mem *y,
+                        pt_error *err) {
+    pt_status st = product(d, l, x, n, y, err);
+    return st ? st : add_bias(d, l, y, n, err);
 }
 
 pt_status sd_ocl_conv(sd_ocl *d, const sd_conv *c, pt_ocl_mem *x, int n, int h, int w,
@@ -238,14 +256,33 @@ pt_status sd_ocl_conv(sd_ocl *d, const sd_conv *c, pt_ocl_mem *x, int n, int h, 
     if (n < 1 || h < 1 || w < 1 || h_out < 1 || w_out < 1)
         return pt_fail(err, PT_ERR_ARG, "conv: %d images of %dx%d for a %dx%d kernel", n, h, w,
                        c->k, c->k);
-    const int64_t n_pix = (int64_t)n * h_out * w_out;
-    pt_ocl_mem *in = x;
-    if (c->k != 1 || c->stride != 1 || c->pad != 0) {
-        if (!(in = sd_ocl_slot(d, S_COLS, (size_t)n_pix * c->mm.in, err))) return err->code;
-        CK(pt_ocl_im2col(d->o, in, x, n, h, w, c->c_in, c->k, c->stride, c->pad));
+    const int64_t n_pix = (int64_t)n * h_out * w_out, kin = c->mm.in;
+    pt_status st = PT_OK;
+    if (c->k == 1 && c->stride == 1 && c->pad == 0) {
+        st = product(d, &c->mm, x, n_pix, y, err);
+    } else {
+        /* im2col and the product over chunks of output pixels, the chunk
+         * a multiple of `quantum` pixels so that each chunk's rows of y
+         * start at an offset a sub-buffer may have */
+        const uint32_t align = pt_ocl_info(d->o)->base_align;
+        const int64_t quantum = align > 4 ? align / 4 : 1;
+        int64_t chunk = (int64_t)(d->conv_cols / (size_t)kin) / quantum * quantum;
+        if (chunk < quantum) chunk = quantum;
+        if (chunk > n_pix) chunk = n_pix;
+        pt_ocl_mem *cols = sd_ocl_slot(d, S_COLS, (size_t)chunk * kin, err);
+        if (!cols) return err->code;
+        for (int64_t p0 = 0; p0 < n_pix && !st; p0 += chunk) {
+            const int64_t np = n_pix - p0 < chunk ? n_pix - p0 : chunk;
+            CK(pt_ocl_im2col(d->o, cols, x, h, w, c->c_in, c->k, c->stride, c->pad, p0, np));
+            const size_t row = (size_t)c->c_out * sizeof(float);
+            pt_ocl_mem *ys = np == n_pix ? y : pt_ocl_sub(d->o, y, (size_t)p0 * row, (size_t)np * row);
+            if (!ys) return fail_ocl(d, err);
+            st = product(d, &c->mm, cols, np, ys, err);
+            if (ys != y) pt_ocl_free(ys);
+        }
     }
-    pt_status st = sd_ocl_linear(d, &c->mm, in, n_pix, y, err);
-    if (st == PT_OK && add) st = sd_ocl_add(d, y, add, n_pix * c->c_out, err);
+    if (!st) st = add_bias(d, &c->mm, y, n_pix, err);
+    if (!st && add) st = sd_ocl_add(d, y, add, n_pix * c->c_out, err);
     return st;
 }
 

@@ -49,6 +49,12 @@ void sd_ocl_close(sd_ocl *d); /* NULL: nothing */
 const char *sd_ocl_name(const sd_ocl *d);
 typedef struct pt_ocl pt_ocl;
 pt_ocl *sd_ocl_driver(sd_ocl *d); /* the host driver (ocl.h), for tests */
+/* A convolution's im2col buffer holds at most this many floats (128 MiB):
+ * larger images run the im2col and the product over chunks of output
+ * pixels (the VAE's last levels: 2.4 GB at 512x512 in one piece). Tests
+ * set a small one to run the chunks. */
+#define SD_OCL_CONV_COLS ((size_t)32 << 20)
+void sd_ocl_set_conv_cols(sd_ocl *d, size_t floats);
 enum { SD_OCL_W_UNET = 0, SD_OCL_W_VAE = 1 }; /* weight groups */
 void sd_ocl_weights_group(sd_ocl *d, int group);
 void sd_ocl_forget_weights(sd_ocl *d, int group); /* group < 0: every group */

@@ -4,17 +4,18 @@
  * up-sampling and channel concatenation. One work-item per output value.
  */
 
-/* cols [n * h_out * w_out][k * k * c]: row p (output pixel (img, oy, ox))
- * holds x[img][iy][ix][ch] at column (ky * k + kx) * c + ch, with
- * iy = oy * stride - pad + ky, ix = ox * stride - pad + kx, and 0 outside
- * the image (kernels/cpu/image_ops.h pt_im2col_hwc without the padding
- * columns). x [n][h][w][c]. */
+/* cols [n_px][k * k * c]: row r, output pixel p = p0 + r (pixel (oy, ox) of
+ * image img, pixels counted over the batch), holds x[img][iy][ix][ch] at
+ * column (ky * k + kx) * c + ch, with iy = oy * stride - pad + ky,
+ * ix = ox * stride - pad + kx, and 0 outside the image (kernels/cpu/
+ * image_ops.h pt_im2col_hwc without the padding columns). x [n][h][w][c];
+ * total = n_px * k * k * c. */
 kernel void im2col_hwc(global float *cols, global const float *x, int h, int w, int c, int k,
-                       int stride, int pad, int h_out, int w_out, long total) {
+                       int stride, int pad, int h_out, int w_out, long p0, long total) {
     const long i = get_global_id(0);
     if (i >= total) return;
     const int kin = k * k * c;
-    const long p = i / kin;
+    const long p = p0 + i / kin;
     const int kk = (int)(i % kin);
     const int ch = kk % c, kx = kk / c % k, ky = kk / (c * k);
     const long hw = (long)h_out * w_out, img = p / hw;

@@ -114,6 +114,9 @@ static void describe(cl_platform_id p, cl_device_id d, pt_ocl_device_info *out) 
     cl_bool um = CL_FALSE;
     if (clGetDeviceInfo(d, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof um, &um, NULL) == CL_SUCCESS)
         out->unified_memory = um == CL_TRUE;
+    cl_uint bits = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL) == CL_SUCCESS)
+        out->base_align = bits / 8;
     /* the extension list can be long: read it whole, keep what fits */
     size_t len = 0;
     if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &len) == CL_SUCCESS && len) {
@@ -346,6 +349,18 @@ pt_ocl_mem *pt_ocl_alloc(pt_ocl *o, size_t bytes, const void *init, bool host) {
 
 void pt_ocl_free(pt_ocl_mem *m) {
     if (m) clReleaseMemObject((cl_mem)m);
+}
+
+pt_ocl_mem *pt_ocl_sub(pt_ocl *o, pt_ocl_mem *m, size_t off, size_t bytes) {
+    const cl_buffer_region r = {off, bytes};
+    cl_int st;
+    cl_mem s = clCreateSubBuffer((cl_mem)m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &st);
+    if (st != CL_SUCCESS) {
+        set_err(o->err, sizeof o->err, "OpenCL sub-buffer of %zu bytes at %zu failed (status %d)",
+                bytes, off, st);
+        return NULL;
+    }
+    return (pt_ocl_mem *)s;
 }
 
 int pt_ocl_write(pt_ocl *o, pt_ocl_mem *m, size_t off, const void *src, size_t bytes) {

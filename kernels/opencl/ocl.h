@@ -29,6 +29,7 @@ typedef struct pt_ocl_device_info {
     uint64_t global_mem, max_alloc, local_mem;
     int compute_units;
     bool unified_memory;     /* CL_DEVICE_HOST_UNIFIED_MEMORY */
+    uint32_t base_align;     /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: a sub-buffer's origin */
     bool int_dot;            /* cl_khr_integer_dot_product or cl_arm_integer_dot_product */
     bool subgroups;          /* cl_khr_subgroups or cl_intel_subgroups */
     bool cpu;                /* CL_DEVICE_TYPE_CPU (PoCL) */
@@ -61,6 +62,9 @@ bool pt_ocl_from_cache(const pt_ocl *o);
  * it. NULL on failure. */
 pt_ocl_mem *pt_ocl_alloc(pt_ocl *o, size_t bytes, const void *init, bool host);
 void pt_ocl_free(pt_ocl_mem *m);
+/* Bytes [off, off + bytes) of m as a buffer of its own (pt_ocl_free it;
+ * m must outlive it); off a multiple of pt_ocl_info(o)->base_align. */
+pt_ocl_mem *pt_ocl_sub(pt_ocl *o, pt_ocl_mem *m, size_t off, size_t bytes);
 int pt_ocl_write(pt_ocl *o, pt_ocl_mem *m, size_t off, const void *src, size_t bytes);
 int pt_ocl_read(pt_ocl *o, pt_ocl_mem *m, size_t off, void *dst, size_t bytes);
 int pt_ocl_copy(pt_ocl *o, pt_ocl_mem *dst, size_t dst_off, pt_ocl_mem *src, size_t src_off,
@@ -90,10 +94,11 @@ int pt_ocl_attention(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *kc, 
 
 /* ---- the image graphs' ops (ocl_sd.c): HWC float32 as sd_nn.h ---------- */
 
-/* cols [n * h_out * w_out][k * k * c] = im2col of x [n][h][w][c] for a k x k
- * convolution (image_ops.h's order of columns, no padding columns). */
-int pt_ocl_im2col(pt_ocl *o, pt_ocl_mem *cols, pt_ocl_mem *x, int n, int h, int w, int c, int k,
-                  int stride, int pad);
+/* cols [n_px][k * k * c] = im2col of output pixels [p0, p0 + n_px) (over
+ * the n images' h_out * w_out pixels, image-major) of a k x k convolution
+ * of x [n][h][w][c] (image_ops.h's order of columns, no padding columns). */
+int pt_ocl_im2col(pt_ocl *o, pt_ocl_mem *cols, pt_ocl_mem *x, int h, int w, int c, int k,
+                  int stride, int pad, int64_t p0, int64_t n_px);
 /* y [n][2h][2w][c]: nearest 2x up-sampling of x [n][h][w][c]. */
 int pt_ocl_upsample2x(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, int n, int h, int w, int c);
 /* y [n_pix][ca + cb] = [a | b]. */
