@@ -51,7 +51,9 @@ static void usage(FILE *f) {
           "      --tokenizer DIR   vocab.json + merges.txt for a file without a tokenizer\n"
           "      --weights TYPE    auto (as stored), f16, q8_0 or q4_0 (default auto)\n"
           "  -t, --threads N       threads (default: all cores)\n"
-          "      --device DEV      cpu or opencl[:N]; images run on the CPU for now (a note)\n"
+          "      --device DEV      where the UNet and VAE run: cpu (default), opencl or opencl:N\n"
+          "                        (the text encoder and TAESD run on the CPU); without a usable\n"
+          "                        OpenCL device it runs on the CPU, saying why\n"
           "      --show            draw the image in the terminal once it is saved\n"
           "                        (as `petrel show`: nothing when stdout is not a terminal)\n"
           "      --graphics MODE   how --show draws: auto, kitty, iterm2, sixel, symbols, none\n"
@@ -66,7 +68,7 @@ typedef struct imagine_options {
     pt_gfx_proto graphics;      /* --graphics / PETREL_GRAPHICS */
     bool set_sampler, set_steps, set_cfg; /* given: else the model's defaults */
     pt_image_params ip;
-    app_device device;          /* --device: diffusion runs on the CPU for now (a note) */
+    app_device device;          /* --device: where the UNet runs */
 } imagine_options;
 
 /* An integer option's value v (NULL: missing, already reported) in
@@ -241,6 +243,9 @@ static char *parameters_text(const imagine_options *o, const pt_image_params *ip
 static void print_stats(const pt_image_model *m) {
     pt_image_stats st;
     pt_image_get_stats(m, &st);
+    pt_image_model_info info;
+    pt_image_model_get_info(m, &info);
+    fprintf(stderr, "unet: %s%s\n", strcmp(info.device, "CPU") ? "OpenCL: " : "", info.device);
     fprintf(stderr, "text: %.3f s\n", st.text_seconds);
     fprintf(stderr, "sample: %d steps in %.3f s (%.3f s/step)\n", st.n_steps, st.sample_seconds,
             st.n_steps ? st.sample_seconds / st.n_steps : 0.0);
@@ -308,20 +313,23 @@ int cmd_imagine(int argc, char **argv) {
 
     app_catch_sigbus(o.model);
     if (pt_threadpool_new(o.n_threads, &pool, &err) != PT_OK) return app_fail(&err);
-    if (o.device.backend == PT_BACKEND_OPENCL)
-        fprintf(stderr, "petrel: imagine has no OpenCL path yet: running on the CPU\n");
     pt_image_model_params mp = pt_image_model_default_params();
     mp.cpu = getenv("PETREL_CPU");
     mp.threadpool = pool;
     mp.weights = o.weights;
     mp.taesd_path = o.taesd;
     mp.tokenizer_path = o.tokenizer;
+    mp.backend = o.device.backend;
+    mp.device = o.device.index;
+    mp.device_cache = o.device.cache[0] ? o.device.cache : NULL;
     if (pt_image_model_load(o.model, &mp, &m, &err) != PT_OK) {
         rc = app_fail(&err);
         goto done;
     }
     pt_image_model_info info;
     pt_image_model_get_info(m, &info);
+    if (info.device_note[0])
+        fprintf(stderr, "petrel: OpenCL unavailable (%s): running on the CPU\n", info.device_note);
     pt_image_params ip = o.ip;
     if (!ip.width) ip.width = info.default_width;
     if (!ip.height) ip.height = info.default_height;

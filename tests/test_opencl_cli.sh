@@ -7,8 +7,10 @@
 #     device number that does not exist, run, chat and bench work on the
 #     CPU (the same text as --device cpu) after exactly one line saying
 #     why, and info --devices says there is none, status 0;
-#   - imagine --device opencl notes that images run on the CPU, and a LoRA
-#     adapter on an OpenCL model is a one-line error;
+#   - imagine --device opencl runs the UNet on OpenCL (its stats name the
+#     device) and its picture is the CPU's within 50 dB PSNR (measured: the
+#     same pixels); with no platform it runs on the CPU after one line;
+#   - a LoRA adapter on an OpenCL model is a one-line error;
 #   - a bad --device value is one "petrel: " line and status 2.
 # No OpenCL device is a failure unless PETREL_NO_OPENCL=1 (then only the
 # CPU fallback parts run).
@@ -79,12 +81,24 @@ expect_exit 0 "run --device opencl:9" -- "$BIN" "${RUN[@]}" --device opencl:9
 cmp -s "$TMP/out" "$TMP/cpu.txt" && [ "$(grep -c 'OpenCL' "$TMP/err")" -eq 1 ] && ok || bad "opencl:9: $(cat "$TMP/err")"
 fi
 
-# imagine: a note, then the CPU
+# imagine: the UNet on OpenCL, the CPU's picture
 SD="$DATA/sd-tiny/model"
-expect_exit 0 "imagine --device opencl" -- "$BIN" imagine -m "$SD" -p "a red circle" --steps 1 -W 64 -H 64 -t 2 \
-    --device opencl -o "$TMP/a.png"
-grep -q '^petrel: imagine has no OpenCL path yet: running on the CPU$' "$TMP/err" && [ -s "$TMP/a.png" ] && ok ||
-    bad "imagine --device opencl: $(cat "$TMP/err")"
+IMG=(imagine -m "$SD" -p "a red circle" --steps 2 -W 64 -H 64 -t 2 -s 5)
+PNG=(python3 "${PETREL_SOURCE_DIR:?}/tests/png_check.py")
+expect_exit 0 "imagine --device cpu" -- "$BIN" "${IMG[@]}" --device cpu -o "$TMP/cpu.png"
+grep -q '^unet: CPU$' "$TMP/err" && ok || bad "imagine --device cpu: $(cat "$TMP/err")"
+if [ "${PETREL_NO_OPENCL:-}" != 1 ]; then
+    expect_exit 0 "imagine --device opencl" -- "$BIN" "${IMG[@]}" --device opencl -o "$TMP/ocl.png"
+    grep -q '^unet: OpenCL: ' "$TMP/err" && ! grep -q 'unavailable' "$TMP/err" && ok ||
+        bad "imagine --device opencl did not run on OpenCL: $(cat "$TMP/err")"
+    db=$("${PNG[@]}" psnr "$TMP/cpu.png" "$TMP/ocl.png")
+    awk -v d="$db" 'BEGIN { exit !(d >= 50) }' && ok || bad "imagine: OpenCL picture at $db dB of the CPU's (< 50)"
+fi
+expect_exit 0 "imagine, no platform" -- env OCL_ICD_VENDORS="$TMP/no-icd" "$BIN" "${IMG[@]}" --device opencl \
+    -o "$TMP/none.png"
+[ "$(grep -c 'OpenCL' "$TMP/err")" -eq 1 ] && grep -q '^petrel: OpenCL unavailable (.*): running on the CPU$' "$TMP/err" &&
+    grep -q '^unet: CPU$' "$TMP/err" && cmp -s "$TMP/none.png" "$TMP/cpu.png" && ok ||
+    bad "imagine, no platform: want one 'OpenCL unavailable' line and the CPU's picture: $(cat "$TMP/err")"
 
 # bad values
 expect_exit 2 "--device gpu" -- "$BIN" "${RUN[@]}" --device gpu

@@ -528,6 +528,9 @@ static bool image_model_open(pt_worker *w, const char *path, int img_id, pt_ui_e
     mp.threadpool = w->pool;
     mp.n_threads = w->n_threads;
     mp.resident = true;   /* an interactive studio: no re-preparation per picture */
+    mp.backend = w->backend; /* --device: the UNet and VAE on OpenCL too (a CPU load without one) */
+    mp.device = w->device;
+    mp.device_cache = w->device_cache;
     pt_error err = {0};
     pt_ui_event *ev = ev_new(PT_EV_IMG_LOADED);
     pt_status st = pt_image_model_load(path, &mp, &w->img, &err);

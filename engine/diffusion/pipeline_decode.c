@@ -1,8 +1,9 @@
 /*
  * pipeline_decode.c — the decode stage: the sampler's latent to RGB8
  * through the VAE decoder (prepared for this stage only, then freed and
- * its pages given back) or the TAESD decoder, then diffusers' 8-bit
- * conversion (image_pixels.h).
+ * its pages given back; on the OpenCL device when the model has one) or
+ * the TAESD decoder (on the CPU), then diffusers' 8-bit conversion
+ * (image_pixels.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,10 @@ pt_status sd_decode(pt_image_model *m, const pt_image_params *p, const float *x,
         for (size_t i = 0; i < n; i++) lat[i] = inv * lat[i];
         sd_vae *vae = NULL;
         st = sd_vae_load(m->rt, m->w, false, &vae, err);
-        if (st == PT_OK) st = sd_vae_decode(m->rt, vae, lat, h, w, rgb, &tiling, err);
+        if (st == PT_OK && m->dev) st = sd_vae_decode_ocl(m->dev, vae, lat, h, w, rgb, &tiling, err);
+        else if (st == PT_OK) st = sd_vae_decode(m->rt, vae, lat, h, w, rgb, &tiling, err);
+        sd_ocl_forget_weights(m->dev, SD_OCL_W_VAE); /* before its layers go */
+        sd_ocl_release_buffers(m->dev);
         sd_vae_free(m->rt, vae);
         sd_weights_release(m->w, "vae.");
     }

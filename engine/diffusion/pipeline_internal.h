@@ -33,6 +33,7 @@
 #include "clip_tokenizer.h"
 #include "sd_nn.h"
 #include "sd_weights.h"
+#include "sd_opencl.h"
 #include "unet.h"
 
 struct pt_image_model {
@@ -46,6 +47,8 @@ struct pt_image_model {
     char weights_name[8];      /* linear/conv weights as they run: "F32", "Q8_0", ... */
     bool has_taesd;
     sd_image_limits lim;
+    sd_ocl *dev;               /* the UNet's OpenCL device, or NULL: the CPU */
+    char device_note[320];     /* why OpenCL was asked for and is not used, or "" */
     /* the last generation's stats (pt_image_get_stats) */
     double load_seconds;
     pt_image_stats stats;

@@ -1,7 +1,8 @@
 /*
  * pipeline_load.c — loading an image model (pt_image_model_load): the
  * files (sd_weights), the runtime on the caller's pool, the tokenizer,
- * and the UNet prepared for the whole life of the model. The text
+ * the OpenCL device when one is asked for, and the UNet prepared for the
+ * whole life of the model. The text
  * encoder and the decoders are prepared per generation (pipeline_text.c,
  * pipeline_decode.c), so they cost memory only while they run.
  */
@@ -103,6 +104,8 @@ pt_status pt_image_model_load(const char *path, const pt_image_model_params *par
     if (st == PT_OK) st = parse_policy(p.weights, &policy, err);
     if (st == PT_OK && p.n_threads < 0)
         st = pt_fail(err, PT_ERR_ARG, "n_threads %d is negative", p.n_threads);
+    if (st == PT_OK && p.backend != PT_BACKEND_CPU && p.backend != PT_BACKEND_OPENCL)
+        st = pt_fail(err, PT_ERR_UNSUPPORTED, "backend %d is not cpu or opencl", (int)p.backend);
     if (st != PT_OK) return st;
     const double t0 = sd_now();
     pt_image_model *m = calloc(1, sizeof *m);
@@ -121,6 +124,12 @@ pt_status pt_image_model_load(const char *path, const pt_image_model_params *par
             .policy = policy,
         };
         st = sd_rt_new(&rp, &m->rt, err);
+    }
+    if (st == PT_OK && p.backend == PT_BACKEND_OPENCL) {
+        /* no usable device: the CPU, saying why (pt_image_model_info) */
+        pt_error derr = {0};
+        if (sd_ocl_open(p.device, p.device_cache, &m->dev, &derr) != PT_OK)
+            snprintf(m->device_note, sizeof m->device_note, "%s", derr.msg);
     }
     if (st == PT_OK) {
         /* the UNet's bytes as stored are the load's work */
@@ -163,6 +172,7 @@ pt_status sd_prepare_unet(pt_image_model *m, pt_error *err) {
 
 void sd_drop_unet(pt_image_model *m) {
     if (m->resident || !m->unet) return;
+    sd_ocl_forget_weights(m->dev, SD_OCL_W_UNET); /* from the layers freed here */
     sd_unet_free(m->unet);
     m->unet = NULL;
     sd_weights_release(m->w, "unet.");
@@ -171,6 +181,7 @@ void sd_drop_unet(pt_image_model *m) {
 
 void pt_image_model_free(pt_image_model *m) {
     if (!m) return;
+    sd_ocl_close(m->dev);
     sd_unet_free(m->unet);
     sd_rt_free(m->rt); /* after every graph that counts on it */
     sd_clip_tokenizer_free(m->tok);
@@ -213,4 +224,6 @@ void pt_image_model_get_info(const pt_image_model *m, pt_image_model_info *info)
     info->default_sampler = d->sampler > 0 ? (pt_image_sampler)(d->sampler - 1) : api.sampler;
     info->default_steps = d->steps > 0 ? d->steps : api.steps;
     info->default_cfg = d->has_cfg ? d->cfg : api.cfg;
+    info->device = m->dev ? sd_ocl_name(m->dev) : "CPU";
+    info->device_note = m->device_note;
 }

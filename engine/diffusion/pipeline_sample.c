@@ -65,8 +65,11 @@ static pt_status model_eps(pt_image_model *m, const pt_image_params *p, sd_sched
     sd_sched_scale_input(s, i, x, b->tmp, n);
     sd_nchw_to_hwc(b->in, b->tmp, c, h, w);
     for (int r = 1; r < n_rows; r++) memcpy(b->in + (size_t)r * n, b->in, n * sizeof *b->in);
-    pt_status st = sd_unet_run(m->unet, m->rt, b->in, n_rows, h, w, sd_sched_timestep(s, i), ctx,
-                               SD_TEXT_TOKENS, b->out, err);
+    const float t = sd_sched_timestep(s, i);
+    pt_status st = m->dev ? sd_unet_run_ocl(m->unet, m->dev, b->in, n_rows, h, w, t, ctx,
+                                            SD_TEXT_TOKENS, b->out, err)
+                          : sd_unet_run(m->unet, m->rt, b->in, n_rows, h, w, t, ctx, SD_TEXT_TOKENS,
+                                        b->out, err);
     if (st != PT_OK) return st;
     if (n_rows == 1) {
         sd_hwc_to_nchw(b->eps, b->out, c, h, w);
@@ -149,6 +152,7 @@ pt_status sd_sample(pt_image_model *m, const pt_image_params *p, const float *ct
 done:
     /* the UNet's activations are not needed until the next generation */
     sd_unet_release_buffers(m->unet);
+    sd_ocl_release_buffers(m->dev);
     if (have_sched) sd_sched_free(&s);
     bufs_free(&b);
     return st;

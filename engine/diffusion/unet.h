@@ -40,6 +40,12 @@ pt_status sd_unet_load(const sd_weights *w, const sd_unet_config *cfg, sd_runtim
 pt_status sd_unet_run(sd_unet *u, sd_runtime *rt, const float *x, int n, int h, int w, float t,
                       const float *ctx, int n_ctx, float *out, pt_error *err);
 void sd_unet_release_buffers(sd_unet *u);
+/* The same pass on an OpenCL device (unet_opencl.c, sd_opencl.h): x, ctx
+ * uploaded, every layer run on device buffers, out read back. Results
+ * differ from sd_unet_run by float rounding only (sd_opencl.h). */
+typedef struct sd_ocl sd_ocl;
+pt_status sd_unet_run_ocl(sd_unet *u, sd_ocl *d, const float *x, int n, int h, int w, float t,
+                          const float *ctx, int n_ctx, float *out, pt_error *err);
 /* Frees weights and buffers (the runtime it was loaded with must still
  * exist). NULL is a no-op. */
 void sd_unet_free(sd_unet *u);

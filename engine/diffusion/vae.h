@@ -83,6 +83,12 @@ int sd_vae_scale(const sd_vae *v);
  * for the run (sd_rt_begin / sd_rt_end). */
 pt_status sd_vae_decode(sd_runtime *rt, const sd_vae *v, const float *latent, int h, int w,
                         float *rgb, const sd_vae_tiling *tiling, pt_error *err);
+/* The same on an OpenCL device (vae_opencl.c, sd_opencl.h): each latent
+ * (or tile) goes up, the decoder runs on device buffers, its pixels come
+ * back. Results differ from sd_vae_decode by float rounding only. */
+typedef struct sd_ocl sd_ocl;
+pt_status sd_vae_decode_ocl(sd_ocl *d, const sd_vae *v, const float *latent, int h, int w,
+                            float *rgb, const sd_vae_tiling *tiling, pt_error *err);
 
 /* rgb [H][W][3] in [-1, 1] -> mean [H/s][W/s][latent_channels]; H and W
  * must be multiples of s. PT_ERR_ARG when the VAE was loaded without its

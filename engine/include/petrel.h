@@ -611,6 +611,15 @@ typedef struct pt_image_model_params {
      * it and a generation's peak is its largest stage, not their sum. The
      * text encoder and the decoders are always prepared per stage. */
     bool resident;
+    /* Where the image graphs run: PT_BACKEND_CPU, or PT_BACKEND_OPENCL on device
+     * `device` (pt_devices_list's index) with its compiled programs cached
+     * in device_cache (NULL: nowhere), as pt_model_params. A device that
+     * cannot be opened is a CPU load whose pt_image_model_info.device_note
+     * says why. The UNet and the VAE decoder run there; the text encoder
+     * and TAESD on the CPU. */
+    pt_backend backend;
+    int device;
+    const char *device_cache;
 } pt_image_model_params;
 
 pt_image_model_params pt_image_model_default_params(void);
@@ -653,6 +662,10 @@ typedef struct pt_image_model_info {
     pt_image_sampler default_sampler;
     int default_steps;
     float default_cfg;
+    /* Where the UNet runs: "CPU" or the OpenCL device's name; and why an
+     * OpenCL load runs on the CPU instead ("" when it does not). */
+    const char *device;
+    const char *device_note;
 } pt_image_model_info;
 
 void pt_image_model_get_info(const pt_image_model *model, pt_image_model_info *info);

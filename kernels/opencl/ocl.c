@@ -8,6 +8,7 @@
 #include <CL/cl.h>
 
 #include "ocl.h"
+#include "ocl_impl.h"
 #include "quant.h"
 
 #include <errno.h>
@@ -18,32 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern const char pt_ocl_source[]; /* matmul.cl, matmul_k.cl, ops.cl, attention.cl in one string */
+extern const char pt_ocl_source[]; /* every .cl file of CMakeLists.txt's list in one string */
 
-/* Work sizes, passed to the compiler as -D: a matmul group computes
- * MM_NR rows for 1 (decode) or MM_NT tokens with MM_WG items. */
-#define MM_WG 64
-#define MM_NR 4
-#define MM_NT 8
-#define OPS_WG 64
-#define ATT_WG 64
-#define ATT_MAX_D PT_OCL_MAX_HEAD_DIM /* ATT_WG * ATT_DPI of attention.cl */
-_Static_assert(ATT_WG * 4 == ATT_MAX_D, "attention.cl's ATT_DPI is 4");
-#define GEMM_WG 256   /* gemm.cl: 64 x 64 outputs per group, 4 x 4 per item */
-#define GEMM_TILE 64
-#define GEMM_MIN_N 32 /* fewer tokens: the _n kernels */
-
-enum {
-    /* per type: the group kernels for 1 and MM_NT tokens, then the row kernel (CPU devices) */
-    K_Q4_0_1, K_Q4_0_N, K_Q4_0_R, K_Q4_1_1, K_Q4_1_N, K_Q4_1_R, K_Q5_0_1, K_Q5_0_N, K_Q5_0_R,
-    K_Q5_1_1, K_Q5_1_N, K_Q5_1_R, K_Q8_0_1, K_Q8_0_N, K_Q8_0_R, K_F32_1, K_F32_N, K_F32_R,
-    K_F16_1, K_F16_N, K_F16_R, K_BF16_1, K_BF16_N, K_BF16_R, K_Q4_K_1, K_Q4_K_N, K_Q4_K_R,
-    K_Q5_K_1, K_Q5_K_N, K_Q5_K_R, K_Q6_K_1, K_Q6_K_N, K_Q6_K_R,
-    /* the tiled products of gemm.cl, same type order */
-    K_Q4_0_G, K_Q4_1_G, K_Q5_0_G, K_Q5_1_G, K_Q8_0_G, K_F32_G, K_F16_G, K_BF16_G, K_Q4_K_G,
-    K_Q5_K_G, K_Q6_K_G,
-    K_RMSNORM, K_ADD, K_ADD_BIAS, K_ROPE, K_ACT_MUL, K_SOFTMAX, K_ATTENTION, K_COUNT
-};
 static const char *const kernel_names[K_COUNT] = {
     "mm_q4_0_1", "mm_q4_0_n", "mm_q4_0_r", "mm_q4_1_1", "mm_q4_1_n", "mm_q4_1_r", "mm_q5_0_1",
     "mm_q5_0_n", "mm_q5_0_r", "mm_q5_1_1", "mm_q5_1_n", "mm_q5_1_r", "mm_q8_0_1", "mm_q8_0_n",
@@ -52,7 +29,8 @@ static const char *const kernel_names[K_COUNT] = {
     "mm_q5_k_n", "mm_q5_k_r", "mm_q6_k_1", "mm_q6_k_n", "mm_q6_k_r", "mm_q4_0_g", "mm_q4_1_g",
     "mm_q5_0_g", "mm_q5_1_g", "mm_q8_0_g", "mm_f32_g",  "mm_f16_g",  "mm_bf16_g", "mm_q4_k_g",
     "mm_q5_k_g", "mm_q6_k_g", "rmsnorm",   "add",       "add_bias",  "rope",
-    "act_mul",   "softmax",   "attention"};
+    "act_mul",   "softmax",   "attention", "im2col_hwc", "upsample2x", "concat",
+    "groupnorm", "layernorm", "geglu",     "act",       "add_image",  "mha"};
 
 struct pt_ocl {
     cl_platform_id platform;
@@ -73,6 +51,13 @@ static void set_err(char *err, size_t cap, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+}
+
+void pt_ocl_set_error(pt_ocl *o, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o->err, sizeof o->err, fmt, ap);
     va_end(ap);
 }
 
@@ -129,6 +114,9 @@ static void describe(cl_platform_id p, cl_device_id d, pt_ocl_device_info *out) 
     cl_bool um = CL_FALSE;
     if (clGetDeviceInfo(d, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof um, &um, NULL) == CL_SUCCESS)
         out->unified_memory = um == CL_TRUE;
+    cl_uint bits = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL) == CL_SUCCESS)
+        out->base_align = bits / 8;
     /* the extension list can be long: read it whole, keep what fits */
     size_t len = 0;
     if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &len) == CL_SUCCESS && len) {
@@ -363,6 +351,18 @@ void pt_ocl_free(pt_ocl_mem *m) {
     if (m) clReleaseMemObject((cl_mem)m);
 }
 
+pt_ocl_mem *pt_ocl_sub(pt_ocl *o, pt_ocl_mem *m, size_t off, size_t bytes) {
+    const cl_buffer_region r = {off, bytes};
+    cl_int st;
+    cl_mem s = clCreateSubBuffer((cl_mem)m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &st);
+    if (st != CL_SUCCESS) {
+        set_err(o->err, sizeof o->err, "OpenCL sub-buffer of %zu bytes at %zu failed (status %d)",
+                bytes, off, st);
+        return NULL;
+    }
+    return (pt_ocl_mem *)s;
+}
+
 int pt_ocl_write(pt_ocl *o, pt_ocl_mem *m, size_t off, const void *src, size_t bytes) {
     const cl_int st = clEnqueueWriteBuffer(o->queue, (cl_mem)m, CL_TRUE, off, bytes, src, 0, NULL, NULL);
     return st == CL_SUCCESS ? 0 : fail(o, st, "write");
@@ -387,9 +387,7 @@ int pt_ocl_finish(pt_ocl *o) {
 
 /* ---- kernels ------------------------------------------------------------ */
 
-/* Set the arguments of kernel k from (size, pointer) pairs and enqueue it
- * on a grid of `dims` dimensions. */
-static int launch(pt_ocl *o, int k, int dims, const size_t *global, const size_t *local, int n_args,
+int pt_ocl_launch(pt_ocl *o, int k, int dims, const size_t *global, const size_t *local, int n_args,
                   ...) {
     va_list ap;
     va_start(ap, n_args);
@@ -405,9 +403,6 @@ static int launch(pt_ocl *o, int k, int dims, const size_t *global, const size_t
     return st == CL_SUCCESS ? 0 : fail(o, st, kernel_names[k]);
 }
 
-#define ARG(v) sizeof(v), (const void *)&(v)
-
-static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
 bool pt_ocl_has_type(uint32_t type) {
     return type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q5_0 ||
@@ -456,20 +451,20 @@ int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t
         const size_t global[2] = {(size_t)(rows + GEMM_TILE - 1) / GEMM_TILE * GEMM_WG,
                                   (size_t)(n + GEMM_TILE - 1) / GEMM_TILE};
         const size_t local[2] = {GEMM_WG, 1};
-        return launch(o, g, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn), ARG(ym));
+        return pt_ocl_launch(o, g, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn), ARG(ym));
     }
     if (o->cpu) { /* a work-item per row; a fixed group size: PoCL compiles a
                      kernel once per group size, and would pick many */
         const size_t global[2] = {round_up((size_t)rows, 16), (size_t)(n + MM_NT - 1) / MM_NT};
         const size_t local[2] = {16, 1};
-        return launch(o, k + 2, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn),
+        return pt_ocl_launch(o, k + 2, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn),
                       ARG(ym));
     }
     const int nt = n == 1 ? 1 : MM_NT;
     if (nt > 1) k++; /* the _n kernel follows the _1 one */
     const size_t global[2] = {(size_t)(rows + MM_NR - 1) / MM_NR * MM_WG, (size_t)(n + nt - 1) / nt};
     const size_t local[2] = {MM_WG, 1};
-    return launch(o, k, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn), ARG(ym));
+    return pt_ocl_launch(o, k, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn), ARG(ym));
 }
 
 int pt_ocl_rmsnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *w, int rows, int dim,
@@ -478,7 +473,7 @@ int pt_ocl_rmsnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *w, int r
     const cl_mem ym = (cl_mem)y, xm = (cl_mem)x, wm = (cl_mem)(w ? w : x);
     const cl_int has_w = w != NULL;
     const size_t global = (size_t)rows * OPS_WG, local = OPS_WG;
-    return launch(o, K_RMSNORM, 1, &global, &local, 6, ARG(ym), ARG(xm), ARG(wm), ARG(has_w), ARG(dim),
+    return pt_ocl_launch(o, K_RMSNORM, 1, &global, &local, 6, ARG(ym), ARG(xm), ARG(wm), ARG(has_w), ARG(dim),
                   ARG(eps));
 }
 
@@ -487,7 +482,7 @@ int pt_ocl_add(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, int64_t count) {
     const cl_mem ym = (cl_mem)y, xm = (cl_mem)x;
     const cl_long cnt = count;
     const size_t global = round_up((size_t)count, OPS_WG), local = OPS_WG;
-    return launch(o, K_ADD, 1, &global, &local, 3, ARG(ym), ARG(xm), ARG(cnt));
+    return pt_ocl_launch(o, K_ADD, 1, &global, &local, 3, ARG(ym), ARG(xm), ARG(cnt));
 }
 
 int pt_ocl_add_bias(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *b, int rows, int dim) {
@@ -495,7 +490,7 @@ int pt_ocl_add_bias(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *b, int rows, int dim) 
     const cl_mem ym = (cl_mem)y, bm = (cl_mem)b;
     const cl_long cnt = (cl_long)rows * dim;
     const size_t global = round_up((size_t)cnt, OPS_WG), local = OPS_WG;
-    return launch(o, K_ADD_BIAS, 1, &global, &local, 4, ARG(ym), ARG(bm), ARG(dim), ARG(cnt));
+    return pt_ocl_launch(o, K_ADD_BIAS, 1, &global, &local, 4, ARG(ym), ARG(bm), ARG(dim), ARG(cnt));
 }
 
 int pt_ocl_rope(pt_ocl *o, pt_ocl_mem *x, pt_ocl_mem *cs, int n, int n_heads, int head_dim,
@@ -504,7 +499,7 @@ int pt_ocl_rope(pt_ocl *o, pt_ocl_mem *x, pt_ocl_mem *cs, int n, int n_heads, in
     const cl_mem xm = (cl_mem)x, cm = (cl_mem)cs;
     const cl_int nx = neox, nn = n;
     const size_t global = round_up((size_t)n * n_heads * (n_rot / 2), OPS_WG), local = OPS_WG;
-    return launch(o, K_ROPE, 1, &global, &local, 7, ARG(xm), ARG(cm), ARG(nn), ARG(n_heads), ARG(head_dim),
+    return pt_ocl_launch(o, K_ROPE, 1, &global, &local, 7, ARG(xm), ARG(cm), ARG(nn), ARG(n_heads), ARG(head_dim),
                   ARG(n_rot), ARG(nx));
 }
 
@@ -514,14 +509,14 @@ int pt_ocl_act_mul(pt_ocl *o, pt_ocl_mem *g, pt_ocl_mem *u, int64_t count, bool 
     const cl_int ge = gelu;
     const cl_long cnt = count;
     const size_t global = round_up((size_t)count, OPS_WG), local = OPS_WG;
-    return launch(o, K_ACT_MUL, 1, &global, &local, 4, ARG(gm), ARG(um), ARG(ge), ARG(cnt));
+    return pt_ocl_launch(o, K_ACT_MUL, 1, &global, &local, 4, ARG(gm), ARG(um), ARG(ge), ARG(cnt));
 }
 
 int pt_ocl_softmax(pt_ocl *o, pt_ocl_mem *x, int rows, int n) {
     if (rows <= 0 || n <= 0) return 0;
     const cl_mem xm = (cl_mem)x;
     const size_t global = (size_t)rows * OPS_WG, local = OPS_WG;
-    return launch(o, K_SOFTMAX, 1, &global, &local, 2, ARG(xm), ARG(n));
+    return pt_ocl_launch(o, K_SOFTMAX, 1, &global, &local, 2, ARG(xm), ARG(n));
 }
 
 int pt_ocl_attention(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *kc, pt_ocl_mem *vc,
@@ -534,6 +529,6 @@ int pt_ocl_attention(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *kc, 
     if (n <= 0) return 0;
     const cl_mem om = (cl_mem)out, qm = (cl_mem)q, km = (cl_mem)kc, vm = (cl_mem)vc;
     const size_t global[2] = {(size_t)H * ATT_WG, (size_t)n}, local[2] = {ATT_WG, 1};
-    return launch(o, K_ATTENTION, 2, global, local, 10, ARG(om), ARG(qm), ARG(km), ARG(vm), ARG(H),
+    return pt_ocl_launch(o, K_ATTENTION, 2, global, local, 10, ARG(om), ARG(qm), ARG(km), ARG(vm), ARG(H),
                   ARG(Hkv), ARG(D), ARG(p0), ARG(window), ARG(scale));
 }

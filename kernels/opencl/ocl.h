@@ -1,6 +1,7 @@
 /*
  * ocl.h — the OpenCL host driver: devices, buffers and the kernels of
- * matmul.cl, ops.cl and attention.cl. Compute only, no engine types
+ * matmul.cl, ops.cl and attention.cl, and the image graphs' of conv.cl and
+ * sd_ops.cl (ocl_sd.c). Compute only, no engine types
  * (pointers, shapes and the GGML type ids of kernels/cpu/quant.h).
  *
  * Every call returns 0 or an OpenCL status (negative); the message of the
@@ -28,6 +29,7 @@ typedef struct pt_ocl_device_info {
     uint64_t global_mem, max_alloc, local_mem;
     int compute_units;
     bool unified_memory;     /* CL_DEVICE_HOST_UNIFIED_MEMORY */
+    uint32_t base_align;     /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: a sub-buffer's origin */
     bool int_dot;            /* cl_khr_integer_dot_product or cl_arm_integer_dot_product */
     bool subgroups;          /* cl_khr_subgroups or cl_intel_subgroups */
     bool cpu;                /* CL_DEVICE_TYPE_CPU (PoCL) */
@@ -60,6 +62,9 @@ bool pt_ocl_from_cache(const pt_ocl *o);
  * it. NULL on failure. */
 pt_ocl_mem *pt_ocl_alloc(pt_ocl *o, size_t bytes, const void *init, bool host);
 void pt_ocl_free(pt_ocl_mem *m);
+/* Bytes [off, off + bytes) of m as a buffer of its own (pt_ocl_free it;
+ * m must outlive it); off a multiple of pt_ocl_info(o)->base_align. */
+pt_ocl_mem *pt_ocl_sub(pt_ocl *o, pt_ocl_mem *m, size_t off, size_t bytes);
 int pt_ocl_write(pt_ocl *o, pt_ocl_mem *m, size_t off, const void *src, size_t bytes);
 int pt_ocl_read(pt_ocl *o, pt_ocl_mem *m, size_t off, void *dst, size_t bytes);
 int pt_ocl_copy(pt_ocl *o, pt_ocl_mem *dst, size_t dst_off, pt_ocl_mem *src, size_t src_off,
@@ -86,5 +91,35 @@ int pt_ocl_softmax(pt_ocl *o, pt_ocl_mem *x, int rows, int n);
 #define PT_OCL_MAX_HEAD_DIM 256
 int pt_ocl_attention(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *kc, pt_ocl_mem *vc,
                      int n, int H, int Hkv, int D, int p0, int window, float scale);
+
+/* ---- the image graphs' ops (ocl_sd.c): HWC float32 as sd_nn.h ---------- */
+
+/* cols [n_px][k * k * c] = im2col of output pixels [p0, p0 + n_px) (over
+ * the n images' h_out * w_out pixels, image-major) of a k x k convolution
+ * of x [n][h][w][c] (image_ops.h's order of columns, no padding columns). */
+int pt_ocl_im2col(pt_ocl *o, pt_ocl_mem *cols, pt_ocl_mem *x, int h, int w, int c, int k,
+                  int stride, int pad, int64_t p0, int64_t n_px);
+/* y [n][2h][2w][c]: nearest 2x up-sampling of x [n][h][w][c]. */
+int pt_ocl_upsample2x(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, int n, int h, int w, int c);
+/* y [n_pix][ca + cb] = [a | b]. */
+int pt_ocl_concat(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *a, int ca, pt_ocl_mem *b, int cb,
+                  int64_t n_pix);
+/* GroupNorm of n images [n][n_pix][c] (then SiLU when silu); y may be x. */
+int pt_ocl_groupnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *gamma, pt_ocl_mem *beta,
+                     int n, int64_t n_pix, int c, int groups, float eps, bool silu);
+/* LayerNorm of rows of c values; y may be x. */
+int pt_ocl_layernorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *gamma, pt_ocl_mem *beta,
+                     int64_t rows, int c, float eps);
+/* out [rows][inner] = a * gelu(b) of x [rows][2 * inner] = [a | b]. */
+int pt_ocl_geglu(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *x, int64_t rows, int inner);
+/* x = silu(x) (gelu false) or gelu(x) (erf form) over count floats. */
+int pt_ocl_act(pt_ocl *o, pt_ocl_mem *x, int64_t count, bool gelu);
+/* y [n][n_pix][c] += t [n][c] (row img of t on every pixel of image img). */
+int pt_ocl_add_image(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *t, int n, int64_t n_pix, int c);
+/* Non-causal attention: out, q [n_seq][n_q][H * D], k, v [n_seq][n_kv][H * D];
+ * D <= PT_OCL_MHA_MAX_D (sd_ops.cl's ATT_WG * MHA_DPI). */
+#define PT_OCL_MHA_MAX_D 512
+int pt_ocl_mha(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *k, pt_ocl_mem *v, int n_seq,
+               int n_q, int n_kv, int H, int D, float scale);
 
 #endif

@@ -1,0 +1,51 @@
+/*
+ * ocl_impl.h — what the host driver's files share (ocl.c, ocl_sd.c): the
+ * work sizes passed to the compiler, the kernel ids (in kernel_names'
+ * order, ocl.c) and the enqueueing of a kernel. Internal to them.
+ */
+#ifndef PETREL_OCL_IMPL_H
+#define PETREL_OCL_IMPL_H
+
+#include "ocl.h"
+
+#include <stddef.h>
+
+/* Work sizes, passed to the compiler as -D: a matmul group computes
+ * MM_NR rows for 1 (decode) or MM_NT tokens with MM_WG items. */
+#define MM_WG 64
+#define MM_NR 4
+#define MM_NT 8
+#define OPS_WG 64
+#define ATT_WG 64
+#define ATT_MAX_D PT_OCL_MAX_HEAD_DIM /* ATT_WG * ATT_DPI of attention.cl */
+_Static_assert(ATT_WG * 4 == ATT_MAX_D, "attention.cl's ATT_DPI is 4");
+#define GEMM_WG 256   /* gemm.cl: 64 x 64 outputs per group, 4 x 4 per item */
+#define GEMM_TILE 64
+#define GEMM_MIN_N 32 /* fewer tokens: the _n kernels */
+
+enum {
+    /* per type: the group kernels for 1 and MM_NT tokens, then the row kernel (CPU devices) */
+    K_Q4_0_1, K_Q4_0_N, K_Q4_0_R, K_Q4_1_1, K_Q4_1_N, K_Q4_1_R, K_Q5_0_1, K_Q5_0_N, K_Q5_0_R,
+    K_Q5_1_1, K_Q5_1_N, K_Q5_1_R, K_Q8_0_1, K_Q8_0_N, K_Q8_0_R, K_F32_1, K_F32_N, K_F32_R,
+    K_F16_1, K_F16_N, K_F16_R, K_BF16_1, K_BF16_N, K_BF16_R, K_Q4_K_1, K_Q4_K_N, K_Q4_K_R,
+    K_Q5_K_1, K_Q5_K_N, K_Q5_K_R, K_Q6_K_1, K_Q6_K_N, K_Q6_K_R,
+    /* the tiled products of gemm.cl, same type order */
+    K_Q4_0_G, K_Q4_1_G, K_Q5_0_G, K_Q5_1_G, K_Q8_0_G, K_F32_G, K_F16_G, K_BF16_G, K_Q4_K_G,
+    K_Q5_K_G, K_Q6_K_G,
+    K_RMSNORM, K_ADD, K_ADD_BIAS, K_ROPE, K_ACT_MUL, K_SOFTMAX, K_ATTENTION,
+    /* the image graphs' (conv.cl, sd_ops.cl; ocl_sd.c) */
+    K_IM2COL, K_UPSAMPLE, K_CONCAT, K_GROUPNORM, K_LAYERNORM, K_GEGLU, K_ACT, K_ADD_IMAGE, K_MHA,
+    K_COUNT
+};
+/* Set the arguments of kernel k from (size, pointer) pairs and enqueue it
+ * on a grid of `dims` dimensions. */
+int pt_ocl_launch(pt_ocl *o, int k, int dims, const size_t *global, const size_t *local, int n_args,
+                  ...);
+/* Set the driver's last message (pt_ocl_error). */
+void pt_ocl_set_error(pt_ocl *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define ARG(v) sizeof(v), (const void *)&(v)
+
+static inline size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+#endif

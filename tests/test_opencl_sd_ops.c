@@ -1,0 +1,408 @@
+/*
+ * test_opencl_sd_ops.c — every op of the image graphs on OpenCL
+ * (sd_opencl.h: conv.cl, sd_ops.cl, the float matmul) against the CPU's
+ * layers (sd_nn.h on the plain C kernels' results: the image graphs'
+ * reference), on random inputs of random and odd shapes: convolutions
+ * (3x3 stride 1 and 2, 1x1; any channel counts; bias; the residual add;
+ * F32 and F16 weights), Linear (F32, F16), GroupNorm with and without the fused SiLU (also in place),
+ * LayerNorm, SiLU, GELU, GEGLU, nearest 2x up-sampling, concatenation,
+ * non-causal multi-head attention (self and cross shapes, key counts
+ * across the kernel's chunks of 64) and the Attention module, and a
+ * ResNet block with its time embedding.
+ *
+ * Tolerance: the largest absolute difference from the CPU's result within
+ * TOL times the CPU result's largest magnitude (or 1 when that is
+ * smaller). Both sides are float32 arithmetic in another order (the CPU
+ * sums norms' statistics in double, the device in float; exp and erf of
+ * two libraries), so the differences are rounding, about 1e-6 relative;
+ * 1e-4 leaves a margin of 100 that a wrong index or a lost term (errors
+ * of order 1) cannot pass. Measured on PoCL: at most 6e-7.
+ */
+#include "check.h"
+#include "opencl_test.h"
+#include "sd_opencl.h"
+#include "sd_test.h"
+
+#include "image_ops.h"
+#include "ocl.h"
+#include "quant.h"
+
+#include <math.h>
+
+#define TOL 1e-4
+
+static sd_runtime *rt;
+static sd_ocl *dev;
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static double worst_rel; /* the largest difference seen, relative to its magnitude */
+
+static float frand(void) { /* uniform in [-1, 1) */
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((rng >> 40) * (1.0 / (1 << 23))) - 1.0f;
+}
+
+static int irand(int lo, int hi) { /* [lo, hi] */
+    return lo + (int)((frand() + 1.0f) * 0.5f * (float)(hi - lo + 1)) % (hi - lo + 1);
+}
+
+static float *rand_vec(size_t n, float scale) {
+    float *v = malloc(n * sizeof *v + 4);
+    for (size_t i = 0; i < n; i++) v[i] = frand() * scale;
+    return v;
+}
+
+/* The device, or exit as opencl_test.h says (failure unless PETREL_NO_OPENCL=1). */
+static sd_ocl *open_device(void) {
+    sd_ocl *d = NULL;
+    pt_error err = {0};
+    if (sd_ocl_open(0, ocl_test_cache(), &d, &err) == PT_OK) return d;
+    const char *no = getenv("PETREL_NO_OPENCL");
+    if (no && strcmp(no, "1") == 0) {
+        printf("opencl_sd_ops: no OpenCL device (%s); PETREL_NO_OPENCL=1 says none is expected\n",
+               err.msg);
+        exit(0);
+    }
+    fprintf(stderr, "opencl_sd_ops: FAILED: no usable OpenCL device: %s (install pocl-opencl-icd, "
+            "or set PETREL_NO_OPENCL=1 on a machine without OpenCL)\n", err.msg);
+    exit(1);
+}
+
+/* A device buffer holding v [n] (NULL: as it is): the graphs' slots taken
+ * round-robin, so a test's few buffers never share one. */
+static pt_ocl_mem *up(const float *v, size_t n) {
+    static int next = SD_OCL_SLOT_USER;
+    pt_error err = {0};
+    if (next >= SD_OCL_SLOTS) next = SD_OCL_SLOT_USER;
+    pt_ocl_mem *b = sd_ocl_slot(dev, next++, n, &err);
+    if (!b || (v && sd_ocl_write(dev, b, v, n, &err) != PT_OK)) {
+        fprintf(stderr, "device buffer: %s\n", err.msg);
+        exit(1);
+    }
+    return b;
+}
+
+/* got (device, n floats) against ref: within TOL of max(1, max |ref|). */
+static void compare(const char *what, pt_ocl_mem *got, const float *ref, size_t n) {
+    float *g = malloc(n * sizeof *g + 4);
+    pt_error err = {0};
+    CHECK(sd_ocl_read(dev, got, g, n, &err) == PT_OK, "%s: read: %s", what, err.msg);
+    double worst = 0, mag = 1;
+    bool finite = true;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(g[i])) finite = false;
+        worst = fmax(worst, fabs((double)g[i] - ref[i]));
+        mag = fmax(mag, fabs((double)ref[i]));
+    }
+    if (worst / mag > worst_rel) worst_rel = worst / mag;
+    CHECK(finite && worst <= TOL * mag, "%s: max diff %.3g (magnitude %.3g)", what, worst, mag);
+    free(g);
+}
+
+static sd_tensor f32_tensor(const float *data, int n_dims, int64_t a, int64_t b, int64_t c,
+                            int64_t d) {
+    sd_tensor t = {PT_TYPE_F32, n_dims, {a, b, c, d}, SD_LAYOUT_TORCH, 0, data,
+                   (uint64_t)(a * b * c * d) * sizeof(float), false};
+    return t;
+}
+
+/* The same matrix as F16 (the weights' values rounded to it in place),
+ * in *keep, which must outlive the layer. */
+static sd_tensor as_f16(float *v, sd_tensor t, uint16_t **keep) {
+    const size_t n = t.nbytes / sizeof(float);
+    *keep = malloc(n * sizeof **keep);
+    for (size_t i = 0; i < n; i++) {
+        (*keep)[i] = pt_f32_to_fp16(v[i]);
+        v[i] = pt_fp16_to_f32((*keep)[i]);
+    }
+    t.type = PT_TYPE_F16;
+    t.data = *keep;
+    t.nbytes = n * 2;
+    return t;
+}
+
+/* ---- products ---------------------------------------------------------------- */
+
+static void test_conv(int k, int stride, int pad, bool add, bool f16) {
+    const int n = irand(1, 2), c_in = irand(1, 37), c_out = irand(1, 29);
+    const int h = irand(k, 13), w = irand(k, 11);
+    float *wt = rand_vec((size_t)c_out * c_in * k * k, 0.5f), *b = rand_vec((size_t)c_out, 1.0f);
+    sd_tensor tw = f32_tensor(wt, 4, c_out, c_in, k, k);
+    const sd_tensor tb = f32_tensor(b, 1, c_out, 1, 1, 1);
+    uint16_t *half = NULL;
+    if (f16) tw = as_f16(wt, tw, &half);
+    sd_conv c;
+    pt_error err = {0};
+    CHECK(sd_conv_init(rt, &tw, &tb, "conv", c_in, c_out, k, stride, pad, &c, &err) == PT_OK, "%s",
+          err.msg);
+    const int ho = pt_conv_out_size(h, k, stride, pad), wo = pt_conv_out_size(w, k, stride, pad);
+    const size_t nx = (size_t)n * h * w * c_in, ny = (size_t)n * ho * wo * c_out;
+    float *x = rand_vec(nx, 1.0f), *r = rand_vec(ny, 1.0f), *y = malloc(ny * sizeof *y);
+    CHECK(sd_conv_run(rt, &c, x, n, h, w, y, add ? r : NULL, &err) == PT_OK, "%s", err.msg);
+    pt_ocl_mem *dx = up(x, nx), *dy = up(NULL, ny), *dr = add ? up(r, ny) : NULL;
+    CHECK(sd_ocl_conv(dev, &c, dx, n, h, w, dy, dr, &err) == PT_OK, "%s", err.msg);
+    char what[128];
+    snprintf(what, sizeof what, "conv %dx%d/%d %d -> %d, %d x %dx%d%s%s", k, k, stride, c_in, c_out,
+             n, h, w, add ? " + add" : "", f16 ? ", F16" : "");
+    compare(what, dy, y, ny);
+    sd_ocl_forget_weights(dev, -1); /* the layer goes: its address may come back */
+    sd_conv_free(rt, &c);
+    free(wt), free(b), free(x), free(r), free(y), free(half);
+}
+
+static void test_linear(bool f16) {
+    const int in = irand(1, 70), out = irand(1, 45), n = irand(1, 40);
+    float *wt = rand_vec((size_t)out * in, 0.5f), *b = rand_vec((size_t)out, 1.0f);
+    sd_tensor tw = f32_tensor(wt, 2, out, in, 1, 1);
+    const sd_tensor tb = f32_tensor(b, 1, out, 1, 1, 1);
+    uint16_t *half = NULL;
+    if (f16) tw = as_f16(wt, tw, &half);
+    sd_linear l;
+    pt_error err = {0};
+    CHECK(sd_linear_init(rt, &tw, &tb, "linear", in, out, &l, &err) == PT_OK, "%s", err.msg);
+    float *x = rand_vec((size_t)n * in, 1.0f), *y = malloc((size_t)n * out * sizeof *y);
+    CHECK(sd_linear_run(rt, &l, x, n, y, &err) == PT_OK, "%s", err.msg);
+    pt_ocl_mem *dx = up(x, (size_t)n * in), *dy = up(NULL, (size_t)n * out);
+    CHECK(sd_ocl_linear(dev, &l, dx, n, dy, &err) == PT_OK, "%s", err.msg);
+    char what[96];
+    snprintf(what, sizeof what, "linear %d -> %d over %d rows%s", in, out, n, f16 ? ", F16" : "");
+    compare(what, dy, y, (size_t)n * out);
+    sd_ocl_forget_weights(dev, -1);
+    sd_linear_free(rt, &l);
+    free(wt), free(b), free(x), free(y), free(half);
+}
+
+/* ---- norms ------------------------------------------------------------------------ */
+
+static void test_groupnorm(bool silu, bool in_place) {
+    const int groups = irand(1, 8), c = groups * irand(1, 5), n = irand(1, 2);
+    const int64_t n_pix = irand(1, 700);
+    const size_t nx = (size_t)n * n_pix * c;
+    sd_norm nm = {rand_vec((size_t)c, 1.0f), rand_vec((size_t)c, 1.0f), c, groups, 1e-5f};
+    float *x = rand_vec(nx, 2.0f), *y = malloc(nx * sizeof *y);
+    for (size_t i = 0; i < nx; i++) x[i] += 0.5f; /* a mean away from 0 */
+    pt_error err = {0};
+    CHECK(sd_groupnorm_run(rt, &nm, y, x, n, n_pix, silu, &err) == PT_OK, "%s", err.msg);
+    pt_ocl_mem *dx = up(x, nx), *dy = in_place ? dx : up(NULL, nx);
+    CHECK(sd_ocl_groupnorm(dev, &nm, dy, dx, n, n_pix, silu, &err) == PT_OK, "%s", err.msg);
+    char what[128];
+    snprintf(what, sizeof what, "groupnorm %d ch / %d groups, %d x %lld px%s%s", c, groups, n,
+             (long long)n_pix, silu ? ", silu" : "", in_place ? ", in place" : "");
+    compare(what, dy, y, nx);
+    sd_ocl_forget_weights(dev, -1);
+    free(nm.gamma), free(nm.beta), free(x), free(y);
+}
+
+static void test_layernorm(void) {
+    const int c = irand(1, 300), rows = irand(1, 50);
+    const size_t nx = (size_t)rows * c;
+    sd_norm nm = {rand_vec((size_t)c, 1.0f), rand_vec((size_t)c, 1.0f), c, 0, 1e-5f};
+    float *x = rand_vec(nx, 3.0f), *y = malloc(nx * sizeof *y);
+    sd_layernorm_run(rt, &nm, y, x, rows);
+    pt_ocl_mem *dx = up(x, nx), *dy = up(NULL, nx);
+    pt_error err = {0};
+    CHECK(sd_ocl_layernorm(dev, &nm, dy, dx, rows, &err) == PT_OK, "%s", err.msg);
+    char what[64];
+    snprintf(what, sizeof what, "layernorm %d rows of %d", rows, c);
+    compare(what, dy, y, nx);
+    sd_ocl_forget_weights(dev, -1);
+    free(nm.gamma), free(nm.beta), free(x), free(y);
+}
+
+/* ---- element-wise ------------------------------------------------------------------ */
+
+static void test_elementwise(void) {
+    pt_error err = {0};
+    char what[96];
+    for (int f = 0; f < 2; f++) { /* SiLU, GELU */
+        const int64_t n = irand(1, 5000);
+        float *x = rand_vec((size_t)n, 6.0f);
+        pt_ocl_mem *dx = up(x, (size_t)n);
+        sd_act_run(rt, f ? SD_GELU : SD_SILU, x, n);
+        CHECK(sd_ocl_act(dev, f ? SD_GELU : SD_SILU, dx, n, &err) == PT_OK, "%s", err.msg);
+        snprintf(what, sizeof what, "%s of %lld", f ? "gelu" : "silu", (long long)n);
+        compare(what, dx, x, (size_t)n);
+        free(x);
+    }
+    { /* GEGLU */
+        const int rows = irand(1, 40), inner = irand(1, 90);
+        float *x = rand_vec((size_t)rows * 2 * inner, 4.0f), *y = malloc((size_t)rows * inner * 4);
+        sd_geglu_run(rt, y, x, rows, inner);
+        pt_ocl_mem *dx = up(x, (size_t)rows * 2 * inner), *dy = up(NULL, (size_t)rows * inner);
+        CHECK(sd_ocl_geglu(dev, dy, dx, rows, inner, &err) == PT_OK, "%s", err.msg);
+        snprintf(what, sizeof what, "geglu %d rows of %d", rows, inner);
+        compare(what, dy, y, (size_t)rows * inner);
+        free(x), free(y);
+    }
+    { /* nearest 2x up-sampling */
+        const int n = irand(1, 2), h = irand(1, 9), w = irand(1, 7), c = irand(1, 13);
+        const size_t nx = (size_t)n * h * w * c;
+        float *x = rand_vec(nx, 1.0f), *y = malloc(4 * nx * sizeof *y);
+        sd_upsample_run(rt, y, x, n, h, w, c);
+        pt_ocl_mem *dx = up(x, nx), *dy = up(NULL, 4 * nx);
+        CHECK(sd_ocl_upsample(dev, dy, dx, n, h, w, c, &err) == PT_OK, "%s", err.msg);
+        snprintf(what, sizeof what, "upsample %d x %dx%dx%d", n, h, w, c);
+        compare(what, dy, y, 4 * nx);
+        free(x), free(y);
+    }
+    { /* concatenation */
+        const int ca = irand(1, 21), cb = irand(1, 17);
+        const int64_t n_pix = irand(1, 200);
+        float *a = rand_vec((size_t)n_pix * ca, 1.0f), *b = rand_vec((size_t)n_pix * cb, 1.0f);
+        float *y = malloc((size_t)n_pix * (ca + cb) * sizeof *y);
+        sd_concat_run(rt, y, a, ca, b, cb, n_pix);
+        pt_ocl_mem *da = up(a, (size_t)n_pix * ca), *db = up(b, (size_t)n_pix * cb);
+        pt_ocl_mem *dy = up(NULL, (size_t)n_pix * (ca + cb));
+        CHECK(sd_ocl_concat(dev, dy, da, ca, db, cb, n_pix, &err) == PT_OK, "%s", err.msg);
+        snprintf(what, sizeof what, "concat %d + %d over %lld px", ca, cb, (long long)n_pix);
+        compare(what, dy, y, (size_t)n_pix * (ca + cb));
+        free(a), free(b), free(y);
+    }
+}
+
+/* ---- attention -------------------------------------------------------------------------- */
+
+static void test_mha(int n_seq, int n_q, int n_kv, int heads, int D) {
+    const size_t HD = (size_t)heads * D, nq = (size_t)n_seq * n_q * HD, nkv = (size_t)n_seq * n_kv * HD;
+    float *q = rand_vec(nq, 1.0f), *k = rand_vec(nkv, 1.0f), *v = rand_vec(nkv, 1.0f);
+    float *o = malloc(nq * sizeof *o);
+    pt_error err = {0};
+    CHECK(sd_mha_run(rt, o, q, k, v, n_seq, n_q, n_kv, heads, D, false, &err) == PT_OK, "%s",
+          err.msg);
+    pt_ocl_mem *dq = up(q, nq), *dk = up(k, nkv), *dv = up(v, nkv), *dout = up(NULL, nq);
+    CHECK(sd_ocl_mha(dev, dout, dq, dk, dv, n_seq, n_q, n_kv, heads, D, &err) == PT_OK, "%s",
+          err.msg);
+    char what[128];
+    snprintf(what, sizeof what, "attention %d seq x %d queries, %d keys, %d heads of %d", n_seq, n_q,
+             n_kv, heads, D);
+    compare(what, dout, o, nq);
+    free(q), free(k), free(v), free(o);
+}
+
+/* sd_attn from four random Linear layers (to_q, to_k, to_v without bias,
+ * to_out with one), self-attention when ctx_dim is 0. */
+static void test_attn_module(int ctx_dim) {
+    const int heads = irand(1, 3), D = irand(1, 9), dim = heads * D;
+    const bool self = ctx_dim == 0;
+    const int cd = self ? dim : ctx_dim, n_seq = irand(1, 2), n_q = irand(1, 70);
+    const int n_kv = self ? n_q : irand(1, 20);
+    sd_attn a = {.dim = dim, .ctx_dim = cd, .heads = heads, .head_dim = D};
+    sd_linear *ls[4] = {&a.q, &a.k, &a.v, &a.out};
+    const int ins[4] = {dim, cd, cd, dim};
+    float *wts[4], *bias = rand_vec((size_t)dim, 1.0f);
+    pt_error err = {0};
+    for (int i = 0; i < 4; i++) {
+        wts[i] = rand_vec((size_t)dim * ins[i], 0.5f);
+        const sd_tensor tw = f32_tensor(wts[i], 2, dim, ins[i], 1, 1);
+        const sd_tensor tb = f32_tensor(bias, 1, dim, 1, 1, 1);
+        CHECK(sd_linear_init(rt, &tw, i == 3 ? &tb : NULL, "attn", ins[i], dim, ls[i], &err) == PT_OK,
+              "%s", err.msg);
+    }
+    const size_t nx = (size_t)n_seq * n_q * dim, nc = (size_t)n_seq * n_kv * cd;
+    float *x = rand_vec(nx, 1.0f), *ctx = self ? x : rand_vec(nc, 1.0f);
+    float *y = malloc(nx * sizeof *y);
+    float *scratch = malloc(sd_attn_scratch_floats(&a, n_seq, n_q, n_kv) * sizeof(float));
+    CHECK(sd_attn_run(rt, &a, y, x, n_seq, n_q, ctx, n_kv, scratch, &err) == PT_OK, "%s", err.msg);
+    pt_ocl_mem *dx = up(x, nx), *dc = self ? dx : up(ctx, nc), *dy = up(NULL, nx);
+    CHECK(sd_ocl_attn(dev, &a, dy, dx, n_seq, n_q, dc, n_kv, &err) == PT_OK, "%s", err.msg);
+    char what[128];
+    snprintf(what, sizeof what, "%s-attention module, dim %d (%d heads), %d x %d queries, %d keys",
+             self ? "self" : "cross", dim, heads, n_seq, n_q, n_kv);
+    compare(what, dy, y, nx);
+    sd_ocl_forget_weights(dev, -1);
+    for (int i = 0; i < 4; i++) sd_linear_free(rt, ls[i]), free(wts[i]);
+    if (!self) free(ctx);
+    free(bias), free(x), free(y), free(scratch);
+}
+
+/* ---- ResNet block --------------------------------------------------------------------------- */
+
+static void conv_rand(sd_conv *c, float **keep, int c_in, int c_out, int k) {
+    keep[0] = rand_vec((size_t)c_out * c_in * k * k, 0.3f);
+    keep[1] = rand_vec((size_t)c_out, 0.5f);
+    const sd_tensor tw = f32_tensor(keep[0], 4, c_out, c_in, k, k);
+    const sd_tensor tb = f32_tensor(keep[1], 1, c_out, 1, 1, 1);
+    pt_error err = {0};
+    CHECK(sd_conv_init(rt, &tw, &tb, "resnet conv", c_in, c_out, k, 1, k / 2, c, &err) == PT_OK,
+          "%s", err.msg);
+}
+
+static void test_resnet(void) {
+    const int groups = irand(1, 4), c_in = groups * irand(1, 4), c_out = groups * irand(1, 4);
+    const int n = irand(1, 2), h = irand(1, 9), w = irand(1, 8), T = irand(1, 24);
+    sd_resnet r = {.c_in = c_in, .c_out = c_out, .temb_dim = T, .has_shortcut = c_in != c_out};
+    r.norm1 = (sd_norm){rand_vec((size_t)c_in, 1.0f), rand_vec((size_t)c_in, 1.0f), c_in, groups, 1e-5f};
+    r.norm2 = (sd_norm){rand_vec((size_t)c_out, 1.0f), rand_vec((size_t)c_out, 1.0f), c_out, groups, 1e-5f};
+    float *keep[8] = {0};
+    conv_rand(&r.conv1, keep, c_in, c_out, 3);
+    conv_rand(&r.conv2, keep + 2, c_out, c_out, 3);
+    if (r.has_shortcut) conv_rand(&r.shortcut, keep + 4, c_in, c_out, 1);
+    keep[6] = rand_vec((size_t)c_out * T, 0.5f);
+    keep[7] = rand_vec((size_t)c_out, 0.5f);
+    const sd_tensor tw = f32_tensor(keep[6], 2, c_out, T, 1, 1), tb = f32_tensor(keep[7], 1, c_out, 1, 1, 1);
+    pt_error err = {0};
+    CHECK(sd_linear_init(rt, &tw, &tb, "temb", T, c_out, &r.temb, &err) == PT_OK, "%s", err.msg);
+    const size_t nx = (size_t)n * h * w * c_in, ny = (size_t)n * h * w * c_out;
+    float *x = rand_vec(nx, 1.0f), *temb = rand_vec((size_t)n * T, 1.0f), *y = malloc(ny * 4);
+    float *scratch = malloc(sd_resnet_scratch_floats(&r, n, (int64_t)h * w) * sizeof(float));
+    CHECK(sd_resnet_run(rt, &r, y, x, n, h, w, temb, scratch, &err) == PT_OK, "%s", err.msg);
+    pt_ocl_mem *dx = up(x, nx), *dt = up(temb, (size_t)n * T), *dy = up(NULL, ny);
+    CHECK(sd_ocl_resnet(dev, &r, dy, dx, n, h, w, dt, &err) == PT_OK, "%s", err.msg);
+    char what[128];
+    snprintf(what, sizeof what, "resnet %d -> %d (%d groups), %d x %dx%d, temb %d", c_in, c_out,
+             groups, n, h, w, T);
+    compare(what, dy, y, ny);
+    sd_ocl_forget_weights(dev, -1);
+    sd_conv_free(rt, &r.conv1);
+    sd_conv_free(rt, &r.conv2);
+    if (r.has_shortcut) sd_conv_free(rt, &r.shortcut);
+    sd_linear_free(rt, &r.temb);
+    free(r.norm1.gamma), free(r.norm1.beta), free(r.norm2.gamma), free(r.norm2.beta);
+    for (int i = 0; i < 8; i++) free(keep[i]);
+    free(x), free(temb), free(y), free(scratch);
+}
+
+int main(void) {
+    dev = open_device();
+    rt = sdt_runtime(NULL, 1, SD_WEIGHTS_STORED);
+    sd_rt_begin(rt);
+    /* round 0 on the device's own kernels (PoCL: matmul.cl's row kernels),
+     * round 1 on the work-group and tiled products a GPU runs */
+    for (int i = 0; i < 8; i++) {
+        if (i == 4) pt_ocl_use_group_kernels(sd_ocl_driver(dev), true);
+        /* odd rounds: an im2col budget of 1 float, so the convolutions run
+         * in chunks of the fewest pixels whose rows of y keep a
+         * sub-buffer's alignment (32 on PoCL: most test images are
+         * larger) */
+        sd_ocl_set_conv_cols(dev, i & 1 ? 1 : SD_OCL_CONV_COLS);
+        test_conv(3, 1, 1, i & 1, i & 2);
+        test_conv(3, 2, 1, false, i & 1);
+        test_conv(1, 1, 0, i & 1, i & 2);
+        test_linear(false);
+        test_linear(true);
+        test_groupnorm(i & 1, i & 2);
+        test_layernorm();
+        test_elementwise();
+        test_attn_module(0);
+        test_attn_module(irand(1, 12));
+        test_resnet();
+    }
+    /* attention shapes: a single key and query, key counts across the
+     * kernel's chunks of 64, the UNet's self and cross shapes (77 context
+     * rows), head sizes up to the largest (the VAE's one head of 512) */
+    test_mha(1, 1, 1, 1, 1);
+    test_mha(2, 5, 63, 3, 7);
+    test_mha(1, 33, 129, 2, 40);
+    test_mha(2, 64, 77, 8, 5);
+    test_mha(1, 17, 70, 1, 160);
+    test_mha(1, 3, 9, 2, PT_OCL_MHA_MAX_D);
+    test_mha(1, 70, 70, 1, 500);
+    for (int i = 0; i < 4; i++)
+        test_mha(irand(1, 2), irand(1, 80), irand(1, 140), irand(1, 4), irand(1, 70));
+    sd_rt_end(rt);
+    printf("largest difference: %.3g of the result's magnitude (tolerance %g)\n", worst_rel, TOL);
+    sd_ocl_close(dev);
+    sd_rt_free(rt);
+    return check_done("opencl_sd_ops");
+}
