@@ -7,15 +7,16 @@
 #   and its libFuzzer runtime for tools/fuzz.sh, libsixel-bin's sixel2png
 #   for the terminal picture tests, xvfb, xterm, imagemagick and x11-utils
 #   for the real-terminal one, tests/test_xterm_sixel.sh; PoCL, an OpenCL
-#   device on the CPU, and clinfo for the OpenCL tests).
+#   device on the CPU, and clinfo for the OpenCL tests; python3-numpy for
+#   the demo image model's evaluation, tests/test_demo_eval.sh).
 #   BUILD_DIR (default build) and CMAKE_ARGS may be set by the caller.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES="build-essential cmake pkg-config libpcre2-dev libncurses-dev libcjson-dev libutf8proc-dev libstb-dev libsixel-dev libchafa-dev libglib2.0-dev zlib1g-dev libcurl4-openssl-dev libssl-dev ocl-icd-opencl-dev opencl-headers python3 python3-pip"
-DEBIAN_TEST_PACKAGES="tmux openssl libsixel-bin xterm xvfb imagemagick x11-utils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user clang-14 libclang-rt-14-dev pocl-opencl-icd clinfo"
+DEBIAN_TEST_PACKAGES="tmux openssl libsixel-bin xterm xvfb imagemagick x11-utils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user clang-14 libclang-rt-14-dev pocl-opencl-icd clinfo python3-numpy"
 TERMUX_PACKAGES="clang cmake make pkg-config pcre2 ncurses libcjson utf8proc stb libsixel chafa zlib libcurl openssl ocl-icd opencl-headers python"
-TERMUX_TEST_PACKAGES="tmux openssl-tool util-linux"
+TERMUX_TEST_PACKAGES="tmux openssl-tool util-linux python-numpy"
 if [ "${1:-}" = "--test" ]; then
     DEBIAN_PACKAGES="$DEBIAN_PACKAGES $DEBIAN_TEST_PACKAGES"
     TERMUX_PACKAGES="$TERMUX_PACKAGES $TERMUX_TEST_PACKAGES"

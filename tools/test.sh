@@ -20,6 +20,11 @@ case "$only" in ""|normal|sanitize|fuzz) ;; *) echo "test.sh: unknown stage '$on
 jobs=$(nproc 2>/dev/null || echo 2)
 
 bash tools/setup.sh --test
+# numpy for the tests' python3 (test_demo_eval's shape detector). Debian's
+# python3-numpy (tools/setup.sh --test) serves /usr/bin/python3; a python3
+# earlier on PATH without it (pyenv, a venv) gets it from PyPI.
+python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy ||
+    echo "test.sh: numpy could not be installed for python3; test_demo_eval will fail" >&2
 PETREL_SMOLLM2=$(python3 tools/fetch_model.py)
 export PETREL_SMOLLM2
 PETREL_GEMMA3=$(python3 tools/fetch_gemma3.py)

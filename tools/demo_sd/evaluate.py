@@ -388,6 +388,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=1, help="petrel processes at a time")
     ap.add_argument("--threads", type=int, default=1, help="threads per petrel process")
     ap.add_argument("--min", default="", help="exit 1 unless petrel's rates reach these, e.g. one=0.85,rel=0.7")
+    ap.add_argument("--expect", default="", help="a report (--out) whose petrel verdicts this run should repeat")
+    ap.add_argument("--min-agree", type=float, default=0.95,
+                    help="with --expect: exit 1 when fewer of the pictures get the recorded verdict")
     ap.add_argument("--out", default="")
     ap.add_argument("--sheet", default="", help="contact sheet of the first 32 generated images")
     ap.add_argument("--tok", default=os.path.join(HERE, "tokenizer"))
@@ -432,6 +435,17 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)
+    if args.expect:
+        with open(args.expect) as f:
+            want = {(r["caption"], r["seed"]): r["right"] for r in json.load(f)["engine_per_image"]}
+        got = report["engine_per_image"]
+        missing = [r["caption"] for r in got if (r["caption"], r["seed"]) not in want]
+        if missing:
+            sys.exit(f"evaluate: {args.expect} has no verdict for '{missing[0]}'")
+        same = sum(want[(r["caption"], r["seed"])] == r["right"] for r in got) / len(got)
+        print(f"  same verdict as {os.path.basename(args.expect)} on {same:.3f} of the pictures")
+        if same < args.min_agree:
+            sys.exit(f"evaluate: verdicts agree with {args.expect} on {same:.3f} < {args.min_agree}")
     if args.min:
         bad = [f"{k}: {report['engine'][k]['right']:.3f} < {v}" for k, v in
                ((k, float(v)) for k, v in (p.split("=") for p in args.min.split(",")))
