@@ -7,10 +7,10 @@
 # a seed is right when each named colour covers at least MIN_FRAC of the
 # picture and, for "a red circle above a blue square", the red mask's
 # centroid is above the blue one's. Wanted: one-shape captions right in 4
-# of 4 seeds, the relation in 3 of 4. Measured when the test was written:
-# one-shape 4 of 4 with the smallest area 0.0079 (the small yellow star;
-# MIN_FRAC 0.004 is half of it), the relation 3 of 4 (seed 1 draws a blue
-# circle above the blue square). A broken engine, a wrong tokenizer or a model drawing
+# of 4 seeds, the relation in 3 of 4. Measured with the shipped file (UNet
+# step 15,086): one-shape 4 of 4 with the smallest area 0.0075 (the small
+# yellow star, seed 2; MIN_FRAC 0.004 is about half of it), the relation
+# 4 of 4 (step 11,537 drew it 3 of 4). A broken engine, a wrong tokenizer or a model drawing
 # noise cannot pass them by accident (a random colour field has neither
 # the saturated colours nor the relation).
 # In the ASan+UBSan build (PETREL_SANITIZED=1) the pictures are checked at
