@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """petrel_sheet.py PETREL_BIN OUT.png [--seeds 0,1] [--model PATH] — the demo captions
 (sample.DEMO_CAPTIONS) drawn by petrel itself (`petrel imagine`, the model's
-defaults: DDIM 30 steps, CFG 6, 256x256), laid out as a contact sheet with the
+defaults: DPM++ 2M Karras 20 steps, CFG 6, 256x256), laid out as a contact sheet with the
 caption and seed under each picture (Pillow when present, else no text).
 No torch or diffusers. The committed sheet: docs/images/demo-sd-petrel-contact-sheet.png.
 """
