@@ -25,24 +25,6 @@
 #define TOL 1e-4
 
 static pt_device *cpu, *ocl;
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static float frand(void) { /* uniform in [-1, 1) */
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (float)((rng >> 40) * (1.0 / (1 << 23))) - 1.0f;
-}
-
-static int irand(int lo, int hi) { /* [lo, hi] */
-    return lo + (int)((frand() + 1.0f) * 0.5f * (float)(hi - lo + 1)) % (hi - lo + 1);
-}
-
-static float *rand_vec(size_t n, float scale) {
-    float *v = malloc(n * sizeof *v + 4);
-    for (size_t i = 0; i < n; i++) v[i] = frand() * scale;
-    return v;
-}
 
 /* A buffer pair: the same floats on both devices. */
 typedef struct pair {
@@ -242,6 +224,7 @@ static void test_matmuls(void) {
 }
 
 int main(void) {
+    ocl_test_rng = 0x9e3779b97f4a7c15ull;
     ocl = ocl_test_open("opencl_ops");
     pt_error err = {0};
     CHECK(pt_device_cpu_open(&cpu, &err) == PT_OK, "cpu device: %s", err.msg);

@@ -40,32 +40,6 @@
 #define UNET_TOL 1e-4
 #define IMAGE_PSNR_MIN 50.0
 
-static uint64_t rng = 0x51ed270b2784c4a3ull;
-
-static float frand(void) { /* uniform in [-1, 1) */
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (float)((rng >> 40) * (1.0 / (1 << 23))) - 1.0f;
-}
-
-/* Exit as opencl_test.h says when there is no device: a failure unless
- * PETREL_NO_OPENCL=1. */
-static sd_ocl *open_device(void) {
-    sd_ocl *d = NULL;
-    pt_error err = {0};
-    if (sd_ocl_open(0, ocl_test_cache(), &d, &err) == PT_OK) return d;
-    const char *no = getenv("PETREL_NO_OPENCL");
-    if (no && strcmp(no, "1") == 0) {
-        printf("opencl_sd_image: no OpenCL device (%s); PETREL_NO_OPENCL=1 says none is expected\n",
-               err.msg);
-        exit(0);
-    }
-    fprintf(stderr, "opencl_sd_image: FAILED: no usable OpenCL device: %s (install "
-            "pocl-opencl-icd, or set PETREL_NO_OPENCL=1 on a machine without OpenCL)\n", err.msg);
-    exit(1);
-}
-
 /* ---- one UNet pass ------------------------------------------------------------- */
 
 static void test_unet(sd_ocl *dev) {
@@ -272,7 +246,8 @@ static void test_fallback(void) {
 }
 
 int main(void) {
-    sd_ocl *dev = open_device();
+    ocl_test_rng = 0x51ed270b2784c4a3ull;
+    sd_ocl *dev = ocl_test_open_sd("opencl_sd_image");
     test_unet(dev);
     test_vae(dev);
     sd_ocl_close(dev);

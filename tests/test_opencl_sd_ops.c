@@ -33,41 +33,7 @@
 
 static sd_runtime *rt;
 static sd_ocl *dev;
-static uint64_t rng = 0x2545f4914f6cdd1dull;
 static double worst_rel; /* the largest difference seen, relative to its magnitude */
-
-static float frand(void) { /* uniform in [-1, 1) */
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (float)((rng >> 40) * (1.0 / (1 << 23))) - 1.0f;
-}
-
-static int irand(int lo, int hi) { /* [lo, hi] */
-    return lo + (int)((frand() + 1.0f) * 0.5f * (float)(hi - lo + 1)) % (hi - lo + 1);
-}
-
-static float *rand_vec(size_t n, float scale) {
-    float *v = malloc(n * sizeof *v + 4);
-    for (size_t i = 0; i < n; i++) v[i] = frand() * scale;
-    return v;
-}
-
-/* The device, or exit as opencl_test.h says (failure unless PETREL_NO_OPENCL=1). */
-static sd_ocl *open_device(void) {
-    sd_ocl *d = NULL;
-    pt_error err = {0};
-    if (sd_ocl_open(0, ocl_test_cache(), &d, &err) == PT_OK) return d;
-    const char *no = getenv("PETREL_NO_OPENCL");
-    if (no && strcmp(no, "1") == 0) {
-        printf("opencl_sd_ops: no OpenCL device (%s); PETREL_NO_OPENCL=1 says none is expected\n",
-               err.msg);
-        exit(0);
-    }
-    fprintf(stderr, "opencl_sd_ops: FAILED: no usable OpenCL device: %s (install pocl-opencl-icd, "
-            "or set PETREL_NO_OPENCL=1 on a machine without OpenCL)\n", err.msg);
-    exit(1);
-}
 
 /* A device buffer holding v [n] (NULL: as it is): the graphs' slots taken
  * round-robin, so a test's few buffers never share one. */
@@ -364,7 +330,8 @@ static void test_resnet(void) {
 }
 
 int main(void) {
-    dev = open_device();
+    ocl_test_rng = 0x2545f4914f6cdd1dull;
+    dev = ocl_test_open_sd("opencl_sd_ops");
     rt = sdt_runtime(NULL, 1, SD_WEIGHTS_STORED);
     sd_rt_begin(rt);
     /* round 0 on the device's own kernels (PoCL: matmul.cl's row kernels),
