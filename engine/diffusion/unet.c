@@ -290,14 +290,21 @@ static pt_status forward(sd_unet *u, sd_runtime *rt, const float *x, float t, fl
     return sd_conv_run(rt, &u->conv_out, other, n, r->h, r->w, out, NULL, err);
 }
 
-pt_status sd_unet_run(sd_unet *u, sd_runtime *rt, const float *x, int n, int h, int w, float t,
-                      const float *ctx, int n_ctx, float *out, pt_error *err) {
-    const sd_unet_config *c = &u->cfg;
-    const int m = 1 << (c->n_levels - 1);
+pt_status sd_unet_check_args(const sd_unet *u, int n, int h, int w, float t, const float *ctx,
+                             int n_ctx, pt_error *err) {
+    const int m = 1 << (u->cfg.n_levels - 1);
     if (n < 1 || h < m || w < m || h % m || w % m || h > 4096 || w > 4096 || n_ctx < 1 || !ctx)
         return pt_fail(err, PT_ERR_ARG, "unet: %d latents of %dx%d (a multiple of %d) with %d "
                        "context rows", n, w, h, m, n_ctx);
     if (!isfinite(t)) return pt_fail(err, PT_ERR_ARG, "unet: timestep is not finite");
+    return PT_OK;
+}
+
+pt_status sd_unet_run(sd_unet *u, sd_runtime *rt, const float *x, int n, int h, int w, float t,
+                      const float *ctx, int n_ctx, float *out, pt_error *err) {
+    const sd_unet_config *c = &u->cfg;
+    pt_status ck = sd_unet_check_args(u, n, h, w, t, ctx, n_ctx, err);
+    if (ck) return ck;
     const unet_plan p = plan(u, n, h, w, n_ctx);
     if (!u->buf || u->bn != n || u->bh != h || u->bw != w || u->bctx != n_ctx) {
         sd_unet_release_buffers(u);

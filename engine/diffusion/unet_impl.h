@@ -51,4 +51,10 @@ struct sd_unet {
  * each of n rows e [n][dim], in float32 as torch computes it. */
 void sd_timestep_embedding(float *e, int n, int dim, float t, bool flip, float shift);
 
+/* The checks both forwards make on their arguments: n latents of h x w
+ * (multiples of the down-sampling factor, at most 4096), a finite
+ * timestep, at least one context row. */
+pt_status sd_unet_check_args(const sd_unet *u, int n, int h, int w, float t, const float *ctx,
+                             int n_ctx, pt_error *err);
+
 #endif

@@ -144,11 +144,8 @@ static pt_status forward(sd_unet *u, ocl_run *r, pt_ocl_mem *x, const float *tsi
 pt_status sd_unet_run_ocl(sd_unet *u, sd_ocl *d, const float *x, int n, int h, int w, float t,
                           const float *ctx, int n_ctx, float *out, pt_error *err) {
     const sd_unet_config *c = &u->cfg;
-    const int m = 1 << (c->n_levels - 1);
-    if (n < 1 || h < m || w < m || h % m || w % m || h > 4096 || w > 4096 || n_ctx < 1 || !ctx)
-        return pt_fail(err, PT_ERR_ARG, "unet: %d latents of %dx%d (a multiple of %d) with %d "
-                       "context rows", n, w, h, m, n_ctx);
-    if (!isfinite(t)) return pt_fail(err, PT_ERR_ARG, "unet: timestep is not finite");
+    pt_status ck = sd_unet_check_args(u, n, h, w, t, ctx, n_ctx, err);
+    if (ck) return ck;
     float *tsin = malloc((size_t)n * c->channels[0] * sizeof *tsin);
     if (!tsin) return pt_fail(err, PT_ERR_NOMEM, "out of memory for the time embedding");
     sd_timestep_embedding(tsin, n, c->channels[0], t, c->flip_sin_to_cos, c->freq_shift);
