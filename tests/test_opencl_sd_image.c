@@ -88,6 +88,67 @@ static void test_unet(sd_ocl *dev) {
     sd_weights_close(w);
 }
 
+/* ---- the device's weight bytes ------------------------------------------------- */
+
+/* A UNet loaded with the Q8_0 policy keeps its matrices in Q8_0 blocks on
+ * the device: after one pass the device holds exactly what a CPU runtime
+ * that does not repack ("ref") holds for the same UNet, its quantized
+ * rows of k_pad columns plus the float norms and biases (sd_rt_mem's
+ * weights, nothing mapped), whether the device read the blocks from a
+ * repacked copy (the best variant) or from the CPU's own (ref); and about
+ * a quarter (34 / 128, plus the padding of short rows) of what the same
+ * UNet's float32 weights take there. */
+static uint64_t unet_device_bytes(sd_ocl *dev, sd_weights *w, const char *cpu,
+                                  sd_weight_policy policy, uint64_t *cpu_weights) {
+    const sd_unet_config *cfg = &sd_weights_config(w)->unet;
+    sd_runtime *rt = sdt_runtime(cpu, 2, policy);
+    sd_unet *u = NULL;
+    pt_error err = {0};
+    uint64_t bytes = 0;
+    CHECK(sd_unet_load(w, cfg, rt, &u, &err) == PT_OK, "sd_unet_load: %s", err.msg);
+    if (cpu_weights) {
+        const sd_mem m = sd_rt_mem(rt);
+        *cpu_weights = m.weights;
+        CHECK(m.mapped == 0, "a quantized UNet maps %llu bytes", (unsigned long long)m.mapped);
+    }
+    const int n = 1, h = 8, wd = 8, n_ctx = 77;
+    float *x = calloc((size_t)n * h * wd * cfg->in_channels, sizeof *x);
+    float *ctx = calloc((size_t)n * n_ctx * cfg->cross_dim, sizeof *ctx);
+    float *y = malloc((size_t)n * h * wd * cfg->out_channels * sizeof *y);
+    if (u) {
+        CHECK(sd_unet_run_ocl(u, dev, x, n, h, wd, 500.0f, ctx, n_ctx, y, &err) == PT_OK, "%s",
+              err.msg);
+        bytes = sd_ocl_weight_bytes(dev, SD_OCL_W_UNET);
+    }
+    sd_ocl_forget_weights(dev, -1);
+    sd_unet_free(u);
+    sd_rt_free(rt);
+    free(x), free(ctx), free(y);
+    return bytes;
+}
+
+static void test_weight_bytes(sd_ocl *dev) {
+    sd_weights *w = NULL;
+    pt_error err = {0};
+    if (sd_weights_open(test_data("sd-tiny/model"), NULL, NULL, &w, &err) != PT_OK) {
+        CHECK(false, "sd_weights_open: %s", err.msg);
+        return;
+    }
+    uint64_t want = 0;
+    const uint64_t ref = unet_device_bytes(dev, w, "ref", SD_WEIGHTS_Q8_0, &want);
+    const uint64_t packed = unet_device_bytes(dev, w, NULL, SD_WEIGHTS_Q8_0, NULL);
+    const uint64_t f32 = unet_device_bytes(dev, w, NULL, SD_WEIGHTS_STORED, NULL);
+    printf("UNet weights on the device: Q8_0 %llu bytes (the CPU's blocks: %llu), float32 %llu "
+           "(%.3f)\n", (unsigned long long)packed, (unsigned long long)want,
+           (unsigned long long)f32, (double)packed / (double)f32);
+    CHECK(ref == want && packed == want, "Q8_0 UNet: the device holds %llu / %llu bytes, its "
+          "blocks and vectors are %llu", (unsigned long long)ref, (unsigned long long)packed,
+          (unsigned long long)want);
+    CHECK(packed * 128 >= f32 * 34 && packed * 3 < f32, "Q8_0 UNet: %llu device bytes "
+          "against %llu in float32", (unsigned long long)packed, (unsigned long long)f32);
+    sd_weights_close(w);
+}
+
 /* ---- the VAE decoder ----------------------------------------------------------- */
 
 static void test_vae(sd_ocl *dev) {
@@ -250,6 +311,7 @@ int main(void) {
     sd_ocl *dev = ocl_test_open_sd("opencl_sd_image");
     test_unet(dev);
     test_vae(dev);
+    test_weight_bytes(dev);
     sd_ocl_close(dev);
     test_images();
     test_policy("f16", IMAGE_PSNR_MIN);

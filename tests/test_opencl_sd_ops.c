@@ -8,7 +8,9 @@
  * LayerNorm, SiLU, GELU, GEGLU, nearest 2x up-sampling, concatenation,
  * non-causal multi-head attention (self and cross shapes, key counts
  * across the kernel's chunks of 64) and the Attention module, and a
- * ResNet block with its time embedding.
+ * ResNet block with its time embedding; Q8_0 and Q4_0 Linear and
+ * convolutions (kept in their blocks on the device) and the bytes the
+ * device holds for them (test_qlinear's comment has their tolerances).
  *
  * Tolerance: the largest absolute difference from the CPU's result within
  * TOL times the CPU result's largest magnitude (or 1 when that is
@@ -49,8 +51,10 @@ static pt_ocl_mem *up(const float *v, size_t n) {
     return b;
 }
 
-/* got (device, n floats) against ref: within TOL of max(1, max |ref|). */
-static void compare(const char *what, pt_ocl_mem *got, const float *ref, size_t n) {
+/* got (device, n floats) against ref: within tol of max(1, max |ref|);
+ * the largest relative difference into *worst_seen. */
+static void compare_tol(const char *what, pt_ocl_mem *got, const float *ref, size_t n, double tol,
+                        double *worst_seen) {
     float *g = malloc(n * sizeof *g + 4);
     pt_error err = {0};
     CHECK(sd_ocl_read(dev, got, g, n, &err) == PT_OK, "%s: read: %s", what, err.msg);
@@ -61,9 +65,13 @@ static void compare(const char *what, pt_ocl_mem *got, const float *ref, size_t 
         worst = fmax(worst, fabs((double)g[i] - ref[i]));
         mag = fmax(mag, fabs((double)ref[i]));
     }
-    if (worst / mag > worst_rel) worst_rel = worst / mag;
-    CHECK(finite && worst <= TOL * mag, "%s: max diff %.3g (magnitude %.3g)", what, worst, mag);
+    if (worst / mag > *worst_seen) *worst_seen = worst / mag;
+    CHECK(finite && worst <= tol * mag, "%s: max diff %.3g (magnitude %.3g)", what, worst, mag);
     free(g);
+}
+
+static void compare(const char *what, pt_ocl_mem *got, const float *ref, size_t n) {
+    compare_tol(what, got, ref, n, TOL, &worst_rel);
 }
 
 static sd_tensor f32_tensor(const float *data, int n_dims, int64_t a, int64_t b, int64_t c,
@@ -137,6 +145,131 @@ static void test_linear(bool f16) {
     sd_ocl_forget_weights(dev, -1);
     sd_linear_free(rt, &l);
     free(wt), free(b), free(x), free(y), free(half);
+}
+
+/* ---- quantized products ---------------------------------------------------------- */
+
+/* Q8_0 / Q4_0 layers (the policies quantize the random float weights at
+ * load) on runtimes that repack them for the int8 kernels (the device
+ * reads the blocks back from the packed copy) and on "ref" (no repacking:
+ * the device copies the CPU's blocks). Two references:
+ *   - float: the product in double of the CPU's dequantized weights
+ *     (pt_weight_row) and the float input: the device multiplies the same
+ *     values in float, so TOL holds (measured: at most 4.6e-7);
+ *   - the CPU's layer, which multiplies the int8 quantization of each
+ *     input block (qmatmul.h): that rounding, up to half a step of
+ *     max|x| / 127 per value, dominates; measured at most 4.9e-3 of the
+ *     result's magnitude (Q8_0 and Q4_0 alike: the rounding is the
+ *     input's), Q_TOL = 2e-2 (a lost block or a wrong scale is of order
+ *     1).
+ * And the device's bytes: rows of k_pad / 32 blocks (34 bytes a block for
+ * Q8_0, 18 for Q4_0) plus the float bias. */
+#define Q_TOL 2e-2
+static sd_runtime *rt_q[2][2]; /* [Q8_0, Q4_0][repacking, "ref"] */
+static double worst_q_float, worst_q_cpu;
+
+static void check_qbytes(const char *what, uint32_t type, int rows, int k) {
+    const uint64_t k_pad = ((uint64_t)k + 31) / 32 * 32;
+    const uint64_t want = (uint64_t)rows * (k_pad / 32) * (type == PT_TYPE_Q8_0 ? 34 : 18) +
+                          (uint64_t)rows * sizeof(float);
+    const uint64_t got = sd_ocl_weight_bytes(dev, -1);
+    CHECK(got == want, "%s: the device holds %llu weight bytes, the blocks are %llu", what,
+          (unsigned long long)got, (unsigned long long)want);
+}
+
+/* y [n][out] = x [n][in] W^T + b in double, W the dequantized rows of l. */
+static void qlinear_ref(const sd_linear *l, const float *x, int64_t n, float *y) {
+    float *row = malloc((size_t)l->w.cols * sizeof *row);
+    for (int r = 0; r < l->out; r++) {
+        pt_weight_row(&l->w, r, row);
+        for (int64_t t = 0; t < n; t++) {
+            double acc = l->bias ? l->bias[r] : 0.0;
+            for (int c = 0; c < l->in; c++) acc += (double)row[c] * x[t * l->in + c];
+            y[t * l->out + r] = (float)acc;
+        }
+    }
+    free(row);
+}
+
+static void test_qlinear(int q, int variant) {
+    sd_runtime *r = rt_q[q][variant];
+    const int in = irand(0, 2) ? irand(1, 90) : 32 * irand(1, 3), out = irand(1, 45);
+    const int n = irand(1, 40);
+    float *wt = rand_vec((size_t)out * in, 0.5f), *b = rand_vec((size_t)out, 1.0f);
+    const sd_tensor tw = f32_tensor(wt, 2, out, in, 1, 1), tb = f32_tensor(b, 1, out, 1, 1, 1);
+    sd_linear l;
+    pt_error err = {0};
+    CHECK(sd_linear_init(r, &tw, &tb, "qlinear", in, out, &l, &err) == PT_OK, "%s", err.msg);
+    const uint32_t type = q ? PT_TYPE_Q4_0 : PT_TYPE_Q8_0;
+    CHECK(l.w.type == type, "the policy gave %s", pt_type_name(l.w.type));
+    float *x = rand_vec((size_t)n * in, 1.0f), *y = malloc((size_t)n * out * sizeof *y);
+    float *yf = malloc((size_t)n * out * sizeof *yf);
+    sd_rt_begin(r);
+    CHECK(sd_linear_run(r, &l, x, n, y, &err) == PT_OK, "%s", err.msg);
+    sd_rt_end(r);
+    qlinear_ref(&l, x, n, yf);
+    pt_ocl_mem *dx = up(x, (size_t)n * in), *dy = up(NULL, (size_t)n * out);
+    CHECK(sd_ocl_linear(dev, &l, dx, n, dy, &err) == PT_OK, "%s", err.msg);
+    char what[128];
+    snprintf(what, sizeof what, "linear %d -> %d over %d rows, %s%s", in, out, n,
+             pt_type_name(type), variant ? " (ref)" : "");
+    compare_tol(what, dy, yf, (size_t)n * out, TOL, &worst_q_float);
+    compare_tol(what, dy, y, (size_t)n * out, Q_TOL, &worst_q_cpu);
+    check_qbytes(what, type, out, in);
+    sd_ocl_forget_weights(dev, -1);
+    CHECK(sd_ocl_weight_bytes(dev, -1) == 0, "forgotten weights still count");
+    sd_linear_free(r, &l);
+    free(wt), free(b), free(x), free(y), free(yf);
+}
+
+static void test_qconv(int q, int variant, int k, int stride) {
+    sd_runtime *r = rt_q[q][variant];
+    const int pad = k / 2, n = irand(1, 2), c_in = irand(1, 37), c_out = irand(1, 29);
+    const int h = irand(k, 13), w = irand(k, 11);
+    float *wt = rand_vec((size_t)c_out * c_in * k * k, 0.5f), *b = rand_vec((size_t)c_out, 1.0f);
+    const sd_tensor tw = f32_tensor(wt, 4, c_out, c_in, k, k), tb = f32_tensor(b, 1, c_out, 1, 1, 1);
+    sd_conv c;
+    pt_error err = {0};
+    CHECK(sd_conv_init(r, &tw, &tb, "qconv", c_in, c_out, k, stride, pad, &c, &err) == PT_OK, "%s",
+          err.msg);
+    const uint32_t type = q ? PT_TYPE_Q4_0 : PT_TYPE_Q8_0;
+    const int ho = pt_conv_out_size(h, k, stride, pad), wo = pt_conv_out_size(w, k, stride, pad);
+    const size_t nx = (size_t)n * h * w * c_in, ny = (size_t)n * ho * wo * c_out;
+    float *x = rand_vec(nx, 1.0f), *y = malloc(ny * sizeof *y), *yf = malloc(ny * sizeof *yf);
+    sd_rt_begin(r);
+    CHECK(sd_conv_run(r, &c, x, n, h, w, y, NULL, &err) == PT_OK, "%s", err.msg);
+    sd_rt_end(r);
+    /* the float reference: the dequantized rows, columns (ky, kx, c_in) */
+    float *row = malloc((size_t)c.mm.w.cols * sizeof *row);
+    for (int co = 0; co < c_out; co++) {
+        pt_weight_row(&c.mm.w, co, row);
+        for (int img = 0; img < n; img++)
+            for (int oy = 0; oy < ho; oy++)
+                for (int ox = 0; ox < wo; ox++) {
+                    double acc = b[co];
+                    for (int ky = 0; ky < k; ky++)
+                        for (int kx = 0; kx < k; kx++) {
+                            const int iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+                            if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                            for (int ci = 0; ci < c_in; ci++)
+                                acc += (double)row[(ky * k + kx) * c_in + ci] *
+                                       x[(((size_t)img * h + iy) * w + ix) * c_in + ci];
+                        }
+                    yf[(((size_t)img * ho + oy) * wo + ox) * c_out + co] = (float)acc;
+                }
+    }
+    free(row);
+    pt_ocl_mem *dx = up(x, nx), *dy = up(NULL, ny);
+    CHECK(sd_ocl_conv(dev, &c, dx, n, h, w, dy, NULL, &err) == PT_OK, "%s", err.msg);
+    char what[128];
+    snprintf(what, sizeof what, "conv %dx%d/%d %d -> %d, %d x %dx%d, %s%s", k, k, stride, c_in,
+             c_out, n, h, w, pt_type_name(type), variant ? " (ref)" : "");
+    compare_tol(what, dy, yf, ny, TOL, &worst_q_float);
+    compare_tol(what, dy, y, ny, Q_TOL, &worst_q_cpu);
+    check_qbytes(what, type, c_out, k * k * c_in);
+    sd_ocl_forget_weights(dev, -1);
+    sd_conv_free(r, &c);
+    free(wt), free(b), free(x), free(y), free(yf);
 }
 
 /* ---- norms ------------------------------------------------------------------------ */
@@ -368,7 +501,27 @@ int main(void) {
     for (int i = 0; i < 4; i++)
         test_mha(irand(1, 2), irand(1, 80), irand(1, 140), irand(1, 4), irand(1, 70));
     sd_rt_end(rt);
+    /* Q8_0 and Q4_0, after the rest (their random numbers leave the
+     * sequences above as they were): both kernel families, whole and
+     * chunked convolutions */
+    for (int q = 0; q < 2; q++)
+        for (int v = 0; v < 2; v++)
+            rt_q[q][v] = sdt_runtime(v ? "ref" : NULL, 1, q ? SD_WEIGHTS_Q4_0 : SD_WEIGHTS_Q8_0);
+    for (int i = 0; i < 8; i++) {
+        pt_ocl_use_group_kernels(sd_ocl_driver(dev), i >= 4);
+        sd_ocl_set_conv_cols(dev, i & 1 ? 1 : SD_OCL_CONV_COLS);
+        const int q = i & 1, v = (i >> 1) & 1;
+        test_qlinear(q, v);
+        test_qconv(q, v, 3, 1);
+        test_qconv(q, v, 3, 2);
+        test_qconv(q, v, 1, 1);
+    }
+    for (int q = 0; q < 2; q++)
+        for (int v = 0; v < 2; v++) sd_rt_free(rt_q[q][v]);
     printf("largest difference: %.3g of the result's magnitude (tolerance %g)\n", worst_rel, TOL);
+    printf("Q8_0 / Q4_0: %.3g against float on the dequantized weights (tolerance %g), %.3g "
+           "against the CPU's int8 products (tolerance %g)\n",
+           worst_q_float, TOL, worst_q_cpu, Q_TOL);
     sd_ocl_close(dev);
     sd_rt_free(rt);
     return check_done("opencl_sd_ops");

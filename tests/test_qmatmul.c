@@ -5,7 +5,8 @@
  * oracle itself is checked against float math on dequantized values, and
  * against pt_matmul_ref (float activations) within the documented int8
  * activation rounding bound. Also: the activation quantizers against the
- * reference, the packed row decoder against pt_dequant_row, row splits,
+ * reference, the packed row decoder against pt_dequant_row, the packed
+ * rows' GGML blocks against the original bytes, row splits,
  * thread-split products, and the PETREL_CPU override.
  *
  * PETREL_EXPECT_VARIANTS="dotprod,i8mm" (set by test_arm64_qemu.sh) makes
@@ -264,6 +265,20 @@ static void check_shape(const pt_cpu *cpu, uint32_t type, int64_t rows, int64_t 
     CHECK(bad == 0, "%s %s: packed rows decode to %d wrong values", pt_cpu_variant_name(cpu->variant),
           pt_type_name(type), bad);
     free(a); free(b);
+    /* the packed rows give back the original's bytes (Q5_0 says it cannot) */
+    uint8_t *blocks = malloc(rb);
+    bad = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        memset(blocks, 0xa5, rb);
+        if (!pt_qweights_block_row(pw, r, blocks)) {
+            bad += type != PT_TYPE_Q5_0;
+            continue;
+        }
+        bad += type == PT_TYPE_Q5_0 || memcmp(blocks, (const uint8_t *)w + r * rb, rb) != 0;
+    }
+    CHECK(bad == 0, "%s %s: %d packed rows give other blocks than the original's",
+          pt_cpu_variant_name(cpu->variant), pt_type_name(type), bad);
+    free(blocks);
     pt_qweights_free(pw);
     shapes_run++;
 out:

@@ -10,6 +10,7 @@
 #ifdef PETREL_HAVE_OPENCL
 
 #include "ocl.h"
+#include "qmatmul.h"
 #include "quant.h"
 
 #include <math.h>
@@ -22,8 +23,11 @@ enum {
     S_COLS = 0,                 /* conv: im2col [chunk pixels][k * k * c_in] */
     S_Q, S_K, S_V, S_ATT,       /* attention: projections and heads' output */
     S_RA, S_RB, S_RT,           /* ResNet: normalized input, conv1 / shortcut, temb */
-    S_HS, S_TN, S_TA, S_G, S_GG /* transformer: hidden, normalized, sublayer out, ff */
+    S_HS, S_TN, S_TA, S_G, S_GG, /* transformer: hidden, normalized, sublayer out, ff */
+    S_PAD                        /* a product's input rows zero-padded to a quantized
+                                  * matrix's columns [n][k_pad] */
 };
+_Static_assert(S_PAD < SD_OCL_SLOT_USER, "the layers' slots come before a graph's");
 
 /* An uploaded weight: `key` the layer part it mirrors (an sd_linear, a
  * vector's address), `data` what it was read from (a changed one is read
@@ -31,8 +35,10 @@ enum {
 typedef struct wentry {
     const void *key, *data;
     pt_ocl_mem *m;
-    uint32_t type;  /* a matrix's: PT_TYPE_F32 or F16 */
+    uint32_t type;  /* a matrix's: PT_TYPE_F32, F16, or Q8_0 / Q4_0 / Q4_1 as the CPU's */
+    int cols;       /* a matrix's columns on the device: in, or k_pad when quantized */
     int group;
+    uint64_t bytes; /* of m */
 } wentry;
 
 struct sd_ocl {
@@ -151,7 +157,7 @@ static wentry *find(sd_ocl *d, const void *key) {
 
 /* Record m as the upload of (key, data); frees m when that fails. */
 static pt_ocl_mem *keep(sd_ocl *d, const void *key, const void *data, pt_ocl_mem *m, uint32_t type,
-                        pt_error *err) {
+                        int cols, uint64_t bytes, pt_error *err) {
     if (d->n_w == d->cap_w) {
         const int cap = d->cap_w ? 2 * d->cap_w : 256;
         wentry *w = realloc(d->w, (size_t)cap * sizeof *w);
@@ -163,7 +169,7 @@ static pt_ocl_mem *keep(sd_ocl *d, const void *key, const void *data, pt_ocl_mem
         d->w = w;
         d->cap_w = cap;
     }
-    d->w[d->n_w++] = (wentry){key, data, m, type, d->group};
+    d->w[d->n_w++] = (wentry){key, data, m, type, cols, d->group, bytes};
     return m;
 }
 
@@ -176,24 +182,67 @@ static pt_ocl_mem *vec(sd_ocl *d, const float *v, int n, pt_error *err) {
         pt_fail(err, PT_ERR_NOMEM, "%s", pt_ocl_error(d->o));
         return NULL;
     }
-    return keep(d, v, v, m, PT_TYPE_F32, err);
+    return keep(d, v, v, m, PT_TYPE_F32, n, (uint64_t)n * sizeof(float), err);
 }
 
-/* The device copy of l's matrix: l->out rows of l->in columns, F16 when
- * the CPU multiplies F16 values (the same values in half the bytes), else
- * float32; its type into *type. */
-static pt_ocl_mem *matrix(sd_ocl *d, const sd_linear *l, uint32_t *type, pt_error *err) {
-    wentry *e = find(d, l);
-    if (e && e->data == l->w.data) {
-        *type = e->type;
-        return e->m;
+/* What l's matrix is read from: its packed copy when it has one (w.data
+ * may then be NULL or pages given back), else its bytes. */
+static const void *matrix_source(const sd_linear *l) {
+    return l->w.packed ? (const void *)l->w.packed : l->w.data;
+}
+
+/* Whether l's matrix goes up in its own quantized blocks: Q8_0, Q4_0 or
+ * Q4_1 (what the Q8_0 / Q4_0 policies and petrel's GGUF files hold), rows
+ * of k_pad columns (whole blocks, the zero padding kept), read from the
+ * packed copy when the CPU repacked it (pt_qweights_block_row gives the
+ * original bytes back). */
+static bool keeps_blocks(const sd_linear *l) {
+    const uint32_t t = l->w.type;
+    if (t != PT_TYPE_Q8_0 && t != PT_TYPE_Q4_0 && t != PT_TYPE_Q4_1) return false;
+    return l->w.cols == l->k_pad && l->k_pad % 32 == 0 &&
+           (l->w.packed ? pt_qweights_type(l->w.packed) == t : l->w.data != NULL);
+}
+
+/* Rows of the device copy of l's matrix into rows (l->out rows of rb
+ * bytes), as matrix() picks the type. */
+static void matrix_rows(const sd_linear *l, uint32_t type, size_t rb, uint8_t *rows, float *row) {
+    for (int r = 0; r < l->out; r++) {
+        uint8_t *dst = rows + (size_t)r * rb;
+        if (type != PT_TYPE_F32 && type != PT_TYPE_F16) { /* keeps_blocks */
+            if (l->w.packed) pt_qweights_block_row(l->w.packed, r, dst);
+            else memcpy(dst, (const uint8_t *)l->w.data + (size_t)r * rb, rb);
+            continue;
+        }
+        pt_weight_row(&l->w, r, row);
+        if (type == PT_TYPE_F32) {
+            memcpy(dst, row, (size_t)l->in * sizeof(float));
+        } else {
+            for (int c = 0; c < l->in; c++) ((uint16_t *)dst)[c] = pt_f32_to_fp16(row[c]);
+        }
     }
+}
+
+/* The device copy of l's matrix, l->out rows: Q8_0 / Q4_0 / Q4_1 blocks
+ * of k_pad columns when the CPU holds those (keeps_blocks: about 1.06 or
+ * 0.56 bytes a weight instead of 4), else rows of l->in values, F16 when
+ * the CPU multiplies F16 values (the same values in half the bytes) or
+ * float32 (F32, BF16, other quantized types dequantized); its entry holds
+ * the type and the columns the product's input rows must have. */
+static wentry *matrix(sd_ocl *d, const sd_linear *l, pt_error *err) {
+    const void *src = matrix_source(l);
+    wentry *e = find(d, l);
+    if (e && e->data == src) return e;
     if (e) { /* another matrix at this layer's address: read it again */
         pt_ocl_free(e->m);
         *e = d->w[--d->n_w];
     }
-    *type = l->w.type == PT_TYPE_F16 ? PT_TYPE_F16 : PT_TYPE_F32;
-    const size_t es = *type == PT_TYPE_F16 ? 2 : 4, bytes = (size_t)l->out * l->in * es;
+    uint32_t type = l->w.type == PT_TYPE_F16 ? PT_TYPE_F16 : PT_TYPE_F32;
+    int cols = l->in;
+    if (keeps_blocks(l)) {
+        type = l->w.type;
+        cols = l->k_pad;
+    }
+    const size_t rb = pt_type_row_bytes(type, cols), bytes = (size_t)l->out * rb;
     uint8_t *rows = malloc(bytes);
     float *row = malloc((size_t)l->w.cols * sizeof(float));
     if (!rows || !row) {
@@ -202,15 +251,7 @@ static pt_ocl_mem *matrix(sd_ocl *d, const sd_linear *l, uint32_t *type, pt_erro
         pt_fail(err, PT_ERR_NOMEM, "out of memory uploading a %d x %d matrix", l->out, l->in);
         return NULL;
     }
-    for (int r = 0; r < l->out; r++) {
-        pt_weight_row(&l->w, r, row);
-        uint8_t *dst = rows + (size_t)r * l->in * es;
-        if (es == 4) {
-            memcpy(dst, row, (size_t)l->in * sizeof(float));
-        } else {
-            for (int c = 0; c < l->in; c++) ((uint16_t *)dst)[c] = pt_f32_to_fp16(row[c]);
-        }
-    }
+    matrix_rows(l, type, rb, rows, row);
     pt_ocl_mem *m = pt_ocl_alloc(d->o, bytes, rows, false);
     free(rows);
     free(row);
@@ -218,19 +259,34 @@ static pt_ocl_mem *matrix(sd_ocl *d, const sd_linear *l, uint32_t *type, pt_erro
         pt_fail(err, PT_ERR_NOMEM, "%s", pt_ocl_error(d->o));
         return NULL;
     }
-    return keep(d, l, l->w.data, m, *type, err);
+    if (!keep(d, l, src, m, type, cols, bytes, err)) return NULL;
+    return &d->w[d->n_w - 1];
+}
+
+uint64_t sd_ocl_weight_bytes(const sd_ocl *d, int group) {
+    uint64_t n = 0;
+    for (int i = 0; d && i < d->n_w; i++)
+        if (group < 0 || d->w[i].group == group) n += d->w[i].bytes;
+    return n;
 }
 
 /* ---- layers ---------------------------------------------------------------------- */
 
-/* y [n][out] = x W^T, no bias. */
-static pt_status product(sd_ocl *d, const sd_linear *l, pt_ocl_mem *x, int64_t n, pt_ocl_mem *y,
-                         pt_error *err) {
+/* y [n][out] = x W^T, no bias: x [n][ld], ld l->in or the device matrix's
+ * columns (an im2col written for it); rows of l->in values are first
+ * zero-padded into S_PAD when the matrix has more columns. */
+static pt_status product(sd_ocl *d, const sd_linear *l, pt_ocl_mem *x, int ld, int64_t n,
+                         pt_ocl_mem *y, pt_error *err) {
     if (n < 0 || n > INT32_MAX) return pt_fail(err, PT_ERR_ARG, "linear: %lld rows", (long long)n);
-    uint32_t type;
-    pt_ocl_mem *w = matrix(d, l, &type, err);
-    if (!w) return err->code;
-    CK(pt_ocl_matmul(d->o, type, w, l->out, l->in, x, (int)n, y));
+    const wentry *e = matrix(d, l, err);
+    if (!e) return err->code;
+    if (ld != e->cols) {
+        pt_ocl_mem *pad = sd_ocl_slot(d, S_PAD, (size_t)n * e->cols, err);
+        if (!pad) return err->code;
+        CK(pt_ocl_im2col(d->o, pad, e->cols, x, 1, (int)n, ld, 1, 1, 0, 0, n));
+        x = pad;
+    }
+    CK(pt_ocl_matmul(d->o, e->type, e->m, l->out, e->cols, x, (int)n, y));
     return PT_OK;
 }
 
@@ -245,7 +301,7 @@ static pt_status add_bias(sd_ocl *d, const sd_linear *l, pt_ocl_mem *y, int64_t 
 
 pt_status sd_ocl_linear(sd_ocl *d, const sd_linear *l, pt_ocl_mem *x, int64_t n, pt_ocl_mem *y,
                         pt_error *err) {
-    pt_status st = product(d, l, x, n, y, err);
+    pt_status st = product(d, l, x, l->in, n, y, err);
     return st ? st : add_bias(d, l, y, n, err);
 }
 
@@ -256,11 +312,15 @@ pt_status sd_ocl_conv(sd_ocl *d, const sd_conv *c, pt_ocl_mem *x, int n, int h, 
     if (n < 1 || h < 1 || w < 1 || h_out < 1 || w_out < 1)
         return pt_fail(err, PT_ERR_ARG, "conv: %d images of %dx%d for a %dx%d kernel", n, h, w,
                        c->k, c->k);
-    const int64_t n_pix = (int64_t)n * h_out * w_out, kin = c->mm.in;
+    const int64_t n_pix = (int64_t)n * h_out * w_out;
     pt_status st = PT_OK;
     if (c->k == 1 && c->stride == 1 && c->pad == 0) {
-        st = product(d, &c->mm, x, n_pix, y, err);
+        st = product(d, &c->mm, x, c->mm.in, n_pix, y, err);
     } else {
+        /* im2col writes rows of the device matrix's columns */
+        const wentry *e = matrix(d, &c->mm, err);
+        if (!e) return err->code;
+        const int64_t kin = e->cols;
         /* im2col and the product over chunks of output pixels, the chunk
          * a multiple of `quantum` pixels so that each chunk's rows of y
          * start at an offset a sub-buffer may have */
@@ -273,11 +333,11 @@ pt_status sd_ocl_conv(sd_ocl *d, const sd_conv *c, pt_ocl_mem *x, int n, int h, 
         if (!cols) return err->code;
         for (int64_t p0 = 0; p0 < n_pix && !st; p0 += chunk) {
             const int64_t np = n_pix - p0 < chunk ? n_pix - p0 : chunk;
-            CK(pt_ocl_im2col(d->o, cols, x, h, w, c->c_in, c->k, c->stride, c->pad, p0, np));
+            CK(pt_ocl_im2col(d->o, cols, (int)kin, x, h, w, c->c_in, c->k, c->stride, c->pad, p0, np));
             const size_t row = (size_t)c->c_out * sizeof(float);
             pt_ocl_mem *ys = np == n_pix ? y : pt_ocl_sub(d->o, y, (size_t)p0 * row, (size_t)np * row);
             if (!ys) return fail_ocl(d, err);
-            st = product(d, &c->mm, cols, np, ys, err);
+            st = product(d, &c->mm, cols, (int)kin, np, ys, err);
             if (ys != y) pt_ocl_free(ys);
         }
     }
@@ -438,6 +498,7 @@ const char *sd_ocl_name(const sd_ocl *d) { return d ? "" : ""; }
 pt_ocl *sd_ocl_driver(sd_ocl *d) { return d ? NULL : NULL; }
 void sd_ocl_weights_group(sd_ocl *d, int group) { (void)d, (void)group; }
 void sd_ocl_forget_weights(sd_ocl *d, int group) { (void)d, (void)group; }
+uint64_t sd_ocl_weight_bytes(const sd_ocl *d, int group) { return d && group ? 0 : 0; }
 void sd_ocl_release_buffers(sd_ocl *d) { (void)d; }
 
 #endif

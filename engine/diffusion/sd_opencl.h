@@ -10,11 +10,15 @@
  *
  * Weights. A layer's matrix and its vectors (bias, norm scales) are
  * uploaded on the layer's first run and kept, keyed by the address of the
- * layer's sd_linear / sd_norm: a matrix goes up as rows of `in` columns
- * (pt_weight_row of what the CPU holds, its zero padding to k_pad
- * dropped), F16 when the CPU's are F16 and float32 otherwise (Q8_0 and
- * Q4_0 dequantized), so the device multiplies by what the CPU multiplies
- * by.
+ * layer's sd_linear / sd_norm. A Q8_0, Q4_0 or Q4_1 matrix (the Q8_0 /
+ * Q4_0 policies, petrel's quantized GGUF files) goes up as its own GGML
+ * blocks, rows of k_pad columns (the CPU's zero padding kept; read back
+ * from the packed copy when the CPU repacked it), and matmul.cl / gemm.cl
+ * multiply them, the input rows zero-padded to k_pad on the device; any
+ * other matrix as rows of `in` columns (pt_weight_row of what the CPU
+ * holds), F16 when the CPU's are F16 and float32 otherwise. Either way the
+ * device multiplies by the values the CPU multiplies by (the CPU may
+ * multiply int8-quantized inputs where the device multiplies floats).
  * Uploads belong to the group set last (sd_ocl_weights_group: one per
  * graph), and sd_ocl_forget_weights drops a group's: call it before that
  * graph's layers are freed (their addresses may come back for others).
@@ -58,6 +62,9 @@ void sd_ocl_set_conv_cols(sd_ocl *d, size_t floats);
 enum { SD_OCL_W_UNET = 0, SD_OCL_W_VAE = 1 }; /* weight groups */
 void sd_ocl_weights_group(sd_ocl *d, int group);
 void sd_ocl_forget_weights(sd_ocl *d, int group); /* group < 0: every group */
+/* Bytes of device memory the uploaded weights of `group` (< 0: every
+ * group) hold: matrices as uploaded plus float32 vectors. */
+uint64_t sd_ocl_weight_bytes(const sd_ocl *d, int group);
 void sd_ocl_release_buffers(sd_ocl *d);
 
 /* Slot `slot`'s buffer, at least `floats` long (contents not kept when it

@@ -315,33 +315,60 @@ void pt_qweights_split(const pt_qweights *w, int task, int n_tasks, int64_t *r0,
 
 /* Rebuild each GGML block of the row and decode it with quant.c's decoder,
  * so the values are bitwise those of pt_dequant_row on the original. */
-void pt_qweights_dequant_row(const pt_qweights *w, int64_t r, float *dst) {
+/* Block b of row r in GGML's layout (w->type's block) into blk. */
+static void block_of_row(const pt_qweights *w, int64_t r, int64_t b, void *blk) {
     const uint8_t *group = pt_qw_group(w, r / w->G);
     const int rr = (int)(r % w->G), G = w->G, KI = w->KI;
     const bool q8 = w->type == PT_TYPE_Q8_0;
     const int chunks = (q8 ? 32 : 16) / KI;
+    const uint8_t *qd = pt_qw_quants(w, group, b);
+    uint8_t qs[32];
+    for (int c = 0; c < chunks; c++)
+        for (int i = 0; i < KI; i++)
+            qs[c * KI + i] = (uint8_t)(qd[((size_t)c * G + rr) * KI + i] - w->q8_bias);
+    const uint16_t d = pt_qw_d(w, group, b)[rr];
+    if (q8) {
+        pt_block_q8_0 *q = blk;
+        q->d = d;
+        memcpy(q->qs, qs, 32);
+    } else if (w->type == PT_TYPE_Q4_0) {
+        pt_block_q4_0 *q = blk;
+        q->d = d;
+        memcpy(q->qs, qs, 16);
+    } else {
+        pt_block_q4_1 *q = blk;
+        q->d = d;
+        q->m = pt_qw_m(w, group, b)[rr];
+        memcpy(q->qs, qs, 16);
+    }
+}
+
+void pt_qweights_dequant_row(const pt_qweights *w, int64_t r, float *dst) {
     for (int64_t b = 0; b < w->nb; b++) {
-        const uint8_t *qd = pt_qw_quants(w, group, b);
-        uint8_t qs[32];
-        for (int c = 0; c < chunks; c++)
-            for (int i = 0; i < KI; i++)
-                qs[c * KI + i] = (uint8_t)(qd[((size_t)c * G + rr) * KI + i] - w->q8_bias);
-        const uint16_t d = pt_qw_d(w, group, b)[rr];
         float *out = dst + b * PT_QACT_BLOCK;
-        if (q8) {
-            pt_block_q8_0 blk = {.d = d};
-            memcpy(blk.qs, qs, 32);
+        if (w->type == PT_TYPE_Q8_0) {
+            pt_block_q8_0 blk;
+            block_of_row(w, r, b, &blk);
             pt_dequant_block_q8_0(&blk, out);
         } else if (w->type == PT_TYPE_Q4_0) {
-            pt_block_q4_0 blk = {.d = d};
-            memcpy(blk.qs, qs, 16);
+            pt_block_q4_0 blk;
+            block_of_row(w, r, b, &blk);
             pt_dequant_block_q4_0(&blk, out);
         } else {
-            pt_block_q4_1 blk = {.d = d, .m = pt_qw_m(w, group, b)[rr]};
-            memcpy(blk.qs, qs, 16);
+            pt_block_q4_1 blk;
+            block_of_row(w, r, b, &blk);
             pt_dequant_block_q4_1(&blk, out);
         }
     }
+}
+
+bool pt_qweights_block_row(const pt_qweights *w, int64_t r, void *dst) {
+    if (w->src_type != w->type) return false; /* Q5_0 packed as Q8_0: its qh is gone */
+    const size_t bs = w->type == PT_TYPE_Q8_0 ? sizeof(pt_block_q8_0)
+                    : w->type == PT_TYPE_Q4_0 ? sizeof(pt_block_q4_0)
+                                              : sizeof(pt_block_q4_1);
+    for (int64_t b = 0; b < w->nb; b++) block_of_row(w, r, b, (uint8_t *)dst + (size_t)b * bs);
+    return true;
 }
 
 size_t pt_qmatmul_scratch_bytes(const pt_cpu *cpu, int64_t cols) {

@@ -130,6 +130,12 @@ void pt_qweights_split(const pt_qweights *w, int task, int n_tasks, int64_t *r0,
  * original (so a tied token embedding can be looked up from the packed
  * copy and the original need not stay resident). */
 void pt_qweights_dequant_row(const pt_qweights *w, int64_t r, float *dst);
+/* dst = row r as the original GGML matrix stored it
+ * (pt_type_row_bytes(type, cols) bytes of blocks: the same bytes the matrix
+ * was packed from), so a copy in GGML's layout (an OpenCL upload) can be
+ * made after the original was dropped. false for a Q5_0 matrix (packed as
+ * Q8_0: its layout is not kept). */
+bool pt_qweights_block_row(const pt_qweights *w, int64_t r, void *dst);
 
 /* ---- products ------------------------------------------------------- */
 

@@ -4,19 +4,24 @@
  * up-sampling and channel concatenation. One work-item per output value.
  */
 
-/* cols [n_px][k * k * c]: row r, output pixel p = p0 + r (pixel (oy, ox) of
+/* cols [n_px][ld]: row r, output pixel p = p0 + r (pixel (oy, ox) of
  * image img, pixels counted over the batch), holds x[img][iy][ix][ch] at
  * column (ky * k + kx) * c + ch, with iy = oy * stride - pad + ky,
  * ix = ox * stride - pad + kx, and 0 outside the image (kernels/cpu/
- * image_ops.h pt_im2col_hwc without the padding columns). x [n][h][w][c];
- * total = n_px * k * k * c. */
+ * image_ops.h pt_im2col_hwc); columns k * k * c .. ld - 1 hold 0 (the
+ * zero padding of a quantized matrix's rows to whole blocks). x
+ * [n][h][w][c]; total = n_px * ld. */
 kernel void im2col_hwc(global float *cols, global const float *x, int h, int w, int c, int k,
-                       int stride, int pad, int h_out, int w_out, long p0, long total) {
+                       int stride, int pad, int h_out, int w_out, long p0, long total, int ld) {
     const long i = get_global_id(0);
     if (i >= total) return;
     const int kin = k * k * c;
-    const long p = p0 + i / kin;
-    const int kk = (int)(i % kin);
+    const long p = p0 + i / ld;
+    const int kk = (int)(i % ld);
+    if (kk >= kin) {
+        cols[i] = 0.0f;
+        return;
+    }
     const int ch = kk % c, kx = kk / c % k, ky = kk / (c * k);
     const long hw = (long)h_out * w_out, img = p / hw;
     const int q = (int)(p % hw), oy = q / w_out, ox = q % w_out;

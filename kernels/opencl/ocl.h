@@ -94,10 +94,12 @@ int pt_ocl_attention(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *kc, 
 
 /* ---- the image graphs' ops (ocl_sd.c): HWC float32 as sd_nn.h ---------- */
 
-/* cols [n_px][k * k * c] = im2col of output pixels [p0, p0 + n_px) (over
- * the n images' h_out * w_out pixels, image-major) of a k x k convolution
- * of x [n][h][w][c] (image_ops.h's order of columns, no padding columns). */
-int pt_ocl_im2col(pt_ocl *o, pt_ocl_mem *cols, pt_ocl_mem *x, int h, int w, int c, int k,
+/* cols [n_px][ld] = im2col of output pixels [p0, p0 + n_px) (over the n
+ * images' h_out * w_out pixels, image-major) of a k x k convolution of x
+ * [n][h][w][c] (image_ops.h's order of columns), each row zero-padded from
+ * k * k * c to ld columns (ld >= k * k * c; with k = 1 and h = 1 a copy of
+ * rows of c values into rows of ld). */
+int pt_ocl_im2col(pt_ocl *o, pt_ocl_mem *cols, int ld, pt_ocl_mem *x, int h, int w, int c, int k,
                   int stride, int pad, int64_t p0, int64_t n_px);
 /* y [n][2h][2w][c]: nearest 2x up-sampling of x [n][h][w][c]. */
 int pt_ocl_upsample2x(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, int n, int h, int w, int c);

@@ -13,15 +13,20 @@
 /* An element-wise grid of `total` items. */
 #define EW_GRID(total) const size_t global = round_up((size_t)(total), OPS_WG), local = OPS_WG
 
-int pt_ocl_im2col(pt_ocl *o, pt_ocl_mem *cols, pt_ocl_mem *x, int h, int w, int c, int k,
+int pt_ocl_im2col(pt_ocl *o, pt_ocl_mem *cols, int ld, pt_ocl_mem *x, int h, int w, int c, int k,
                   int stride, int pad, int64_t p0, int64_t n_px) {
     const int h_out = (h + 2 * pad - k) / stride + 1, w_out = (w + 2 * pad - k) / stride + 1;
+    if (ld < k * k * c) {
+        pt_ocl_set_error(o, "OpenCL im2col: rows of %d for %d columns", ld, k * k * c);
+        return -1;
+    }
     if (n_px <= 0 || h_out <= 0 || w_out <= 0) return 0;
     const cl_mem cm = (cl_mem)cols, xm = (cl_mem)x;
-    const cl_long first = p0, total = (cl_long)n_px * k * k * c;
+    const cl_long first = p0, total = (cl_long)n_px * ld;
     EW_GRID(total);
-    return pt_ocl_launch(o, K_IM2COL, 1, &global, &local, 12, ARG(cm), ARG(xm), ARG(h), ARG(w), ARG(c),
-                         ARG(k), ARG(stride), ARG(pad), ARG(h_out), ARG(w_out), ARG(first), ARG(total));
+    return pt_ocl_launch(o, K_IM2COL, 1, &global, &local, 13, ARG(cm), ARG(xm), ARG(h), ARG(w), ARG(c),
+                         ARG(k), ARG(stride), ARG(pad), ARG(h_out), ARG(w_out), ARG(first), ARG(total),
+                         ARG(ld));
 }
 
 int pt_ocl_upsample2x(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, int n, int h, int w, int c) {
