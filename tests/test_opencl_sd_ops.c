@@ -9,7 +9,7 @@
  * non-causal multi-head attention (self and cross shapes, key counts
  * across the kernel's chunks of 64) and the Attention module, and a
  * ResNet block with its time embedding; Q8_0 and Q4_0 Linear and
- * convolutions (kept in their blocks on the device) and the bytes the
+ * convolutions and a Q4_1 Linear (kept in their blocks on the device) and the bytes the
  * device holds for them (test_qlinear's comment has their tolerances).
  *
  * Tolerance: the largest absolute difference from the CPU's result within
@@ -150,28 +150,29 @@ static void test_linear(bool f16) {
 /* ---- quantized products ---------------------------------------------------------- */
 
 /* Q8_0 / Q4_0 layers (the policies quantize the random float weights at
- * load) on runtimes that repack them for the int8 kernels (the device
+ * load) and a Linear stored in Q4_1 (kept as stored), on runtimes that repack them for the int8 kernels (the device
  * reads the blocks back from the packed copy) and on "ref" (no repacking:
  * the device copies the CPU's blocks). Two references:
  *   - float: the product in double of the CPU's dequantized weights
  *     (pt_weight_row) and the float input: the device multiplies the same
- *     values in float, so TOL holds (measured: at most 4.6e-7);
+ *     values in float, so TOL holds (measured: at most 6.3e-7);
  *   - the CPU's layer, which multiplies the int8 quantization of each
  *     input block (qmatmul.h): that rounding, up to half a step of
- *     max|x| / 127 per value, dominates; measured at most 4.9e-3 of the
+ *     max|x| / 127 per value, dominates; measured at most 4.8e-3 of the
  *     result's magnitude (Q8_0 and Q4_0 alike: the rounding is the
  *     input's), Q_TOL = 2e-2 (a lost block or a wrong scale is of order
  *     1).
  * And the device's bytes: rows of k_pad / 32 blocks (34 bytes a block for
- * Q8_0, 18 for Q4_0) plus the float bias. */
+ * Q8_0, 18 for Q4_0, 20 for Q4_1) plus the float bias. */
 #define Q_TOL 2e-2
 static sd_runtime *rt_q[2][2]; /* [Q8_0, Q4_0][repacking, "ref"] */
+static sd_runtime *rt_stored[2]; /* [repacking, "ref"] */
 static double worst_q_float, worst_q_cpu;
 
 static void check_qbytes(const char *what, uint32_t type, int rows, int k) {
     const uint64_t k_pad = ((uint64_t)k + 31) / 32 * 32;
-    const uint64_t want = (uint64_t)rows * (k_pad / 32) * (type == PT_TYPE_Q8_0 ? 34 : 18) +
-                          (uint64_t)rows * sizeof(float);
+    const uint64_t block = type == PT_TYPE_Q8_0 ? 34 : type == PT_TYPE_Q4_0 ? 18 : 20;
+    const uint64_t want = (uint64_t)rows * (k_pad / 32) * block + (uint64_t)rows * sizeof(float);
     const uint64_t got = sd_ocl_weight_bytes(dev, -1);
     CHECK(got == want, "%s: the device holds %llu weight bytes, the blocks are %llu", what,
           (unsigned long long)got, (unsigned long long)want);
@@ -191,16 +192,28 @@ static void qlinear_ref(const sd_linear *l, const float *x, int64_t n, float *y)
     free(row);
 }
 
+/* q 0, 1: Q8_0, Q4_0 by the policy; 2: a Q4_1 matrix as stored (a GGUF's
+ * Linear; whole blocks), on a runtime of the stored policy. */
 static void test_qlinear(int q, int variant) {
-    sd_runtime *r = rt_q[q][variant];
-    const int in = irand(0, 2) ? irand(1, 90) : 32 * irand(1, 3), out = irand(1, 45);
+    sd_runtime *r = q < 2 ? rt_q[q][variant] : rt_stored[variant];
+    const int in = q < 2 && irand(0, 2) ? irand(1, 90) : 32 * irand(1, 3), out = irand(1, 45);
     const int n = irand(1, 40);
     float *wt = rand_vec((size_t)out * in, 0.5f), *b = rand_vec((size_t)out, 1.0f);
-    const sd_tensor tw = f32_tensor(wt, 2, out, in, 1, 1), tb = f32_tensor(b, 1, out, 1, 1, 1);
+    sd_tensor tw = f32_tensor(wt, 2, out, in, 1, 1);
+    const sd_tensor tb = f32_tensor(b, 1, out, 1, 1, 1);
+    const size_t rb = pt_type_row_bytes(PT_TYPE_Q4_1, in);
+    uint8_t *q41 = q == 2 ? malloc((size_t)out * rb) : NULL;
+    if (q41) {
+        for (int o = 0; o < out; o++)
+            pt_quantize_row(PT_TYPE_Q4_1, wt + (size_t)o * in, q41 + (size_t)o * rb, in);
+        tw.type = PT_TYPE_Q4_1;
+        tw.data = q41;
+        tw.nbytes = (uint64_t)out * rb;
+    }
     sd_linear l;
     pt_error err = {0};
     CHECK(sd_linear_init(r, &tw, &tb, "qlinear", in, out, &l, &err) == PT_OK, "%s", err.msg);
-    const uint32_t type = q ? PT_TYPE_Q4_0 : PT_TYPE_Q8_0;
+    const uint32_t type = q == 2 ? PT_TYPE_Q4_1 : q ? PT_TYPE_Q4_0 : PT_TYPE_Q8_0;
     CHECK(l.w.type == type, "the policy gave %s", pt_type_name(l.w.type));
     float *x = rand_vec((size_t)n * in, 1.0f), *y = malloc((size_t)n * out * sizeof *y);
     float *yf = malloc((size_t)n * out * sizeof *yf);
@@ -219,7 +232,7 @@ static void test_qlinear(int q, int variant) {
     sd_ocl_forget_weights(dev, -1);
     CHECK(sd_ocl_weight_bytes(dev, -1) == 0, "forgotten weights still count");
     sd_linear_free(r, &l);
-    free(wt), free(b), free(x), free(y), free(yf);
+    free(wt), free(b), free(x), free(y), free(yf), free(q41);
 }
 
 static void test_qconv(int q, int variant, int k, int stride) {
@@ -507,19 +520,22 @@ int main(void) {
     for (int q = 0; q < 2; q++)
         for (int v = 0; v < 2; v++)
             rt_q[q][v] = sdt_runtime(v ? "ref" : NULL, 1, q ? SD_WEIGHTS_Q4_0 : SD_WEIGHTS_Q8_0);
+    for (int v = 0; v < 2; v++) rt_stored[v] = sdt_runtime(v ? "ref" : NULL, 1, SD_WEIGHTS_STORED);
     for (int i = 0; i < 8; i++) {
         pt_ocl_use_group_kernels(sd_ocl_driver(dev), i >= 4);
         sd_ocl_set_conv_cols(dev, i & 1 ? 1 : SD_OCL_CONV_COLS);
         const int q = i & 1, v = (i >> 1) & 1;
         test_qlinear(q, v);
+        test_qlinear(2, v);
         test_qconv(q, v, 3, 1);
         test_qconv(q, v, 3, 2);
         test_qconv(q, v, 1, 1);
     }
     for (int q = 0; q < 2; q++)
         for (int v = 0; v < 2; v++) sd_rt_free(rt_q[q][v]);
+    for (int v = 0; v < 2; v++) sd_rt_free(rt_stored[v]);
     printf("largest difference: %.3g of the result's magnitude (tolerance %g)\n", worst_rel, TOL);
-    printf("Q8_0 / Q4_0: %.3g against float on the dequantized weights (tolerance %g), %.3g "
+    printf("Q8_0 / Q4_0 / Q4_1: %.3g against float on the dequantized weights (tolerance %g), %.3g "
            "against the CPU's int8 products (tolerance %g)\n",
            worst_q_float, TOL, worst_q_cpu, Q_TOL);
     sd_ocl_close(dev);
