@@ -20,7 +20,7 @@
 
 /* The layers' own slots (below SD_OCL_SLOT_USER). */
 enum {
-    S_COLS = 0,                 /* conv: im2col [chunk pixels][k * k * c_in] */
+    S_COLS = 0,                 /* conv: im2col [chunk pixels][device matrix columns] */
     S_Q, S_K, S_V, S_ATT,       /* attention: projections and heads' output */
     S_RA, S_RB, S_RT,           /* ResNet: normalized input, conv1 / shortcut, temb */
     S_HS, S_TN, S_TA, S_G, S_GG, /* transformer: hidden, normalized, sublayer out, ff */
@@ -498,7 +498,10 @@ const char *sd_ocl_name(const sd_ocl *d) { return d ? "" : ""; }
 pt_ocl *sd_ocl_driver(sd_ocl *d) { return d ? NULL : NULL; }
 void sd_ocl_weights_group(sd_ocl *d, int group) { (void)d, (void)group; }
 void sd_ocl_forget_weights(sd_ocl *d, int group) { (void)d, (void)group; }
-uint64_t sd_ocl_weight_bytes(const sd_ocl *d, int group) { return d && group ? 0 : 0; }
+uint64_t sd_ocl_weight_bytes(const sd_ocl *d, int group) {
+    (void)d, (void)group;
+    return 0;
+}
 void sd_ocl_release_buffers(sd_ocl *d) { (void)d; }
 
 #endif
