@@ -20,13 +20,16 @@
  *     kernel's layout) and q8f8 (rows decoded per page; f16 and q8 share
  *     that path), 8 tokens generated: with a 1 MiB budget the
  *     logits of every step are bitwise those without one; pages went to
- *     disk and came back; after every step the RAM held is within
- *     max(budget, one layer's pages) + one layer's pages;
+ *     disk and were read in place; after every step the RAM held is
+ *     within max(budget, one layer's pages) + one layer's pages and the
+ *     spill file's mapped pages within two layers' pages;
  *  5. errors: an unusable spill directory is one PT_ERR_IO line naming it;
  *     a write that fails (RLIMIT_FSIZE standing in for a full disk) is one
  *     PT_ERR_IO line, n_past is unchanged and the same call then succeeds
  *     (the cache stays in RAM) with the logits of a run without a budget
- *     (q8f8). Under ASan (PETREL_SANITIZED=1) part 4 runs q8f8 only.
+ *     (q8f8); a write that fails after pages went to disk likewise, the
+ *     spilled pages then read in place from the mapping. Under ASan
+ *     (PETREL_SANITIZED=1) part 4 runs q8f8 only.
  */
 #include <errno.h>
 #include <math.h>
@@ -439,6 +442,42 @@ static void test_model(void) {
         CHECK(st == PT_OK, "decode after the failure: %s", err.msg);
         CHECK(st == PT_OK && ref_q8f8 && !memcmp(pt_context_logits(c), ref_q8f8, sizeof(float) * V),
               "logits after a failed spill differ from a run without a budget");
+        pt_context_free(c);
+    }
+
+    /* 5. a failed write after pages went to disk: those are then read in
+     * place from the mapping (never a fault), the call that failed leaves
+     * n_past as it was, and the next call gives the logits of a run
+     * without a budget. Prompt 0's first page (256 positions) is spilled
+     * under no limit; then every write fails (a 1-byte size limit), so
+     * the first slot written for the second page fails. */
+    st = pt_context_new(m, &cp, &c, &err);
+    CHECK(st == PT_OK, "context: %s", err.msg);
+    if (st == PT_OK) {
+        st = pt_decode(c, all, 256, NULL, &err);
+        CHECK(st == PT_OK, "decode: %s", err.msg);
+        pt_kv_stats ks;
+        pt_context_kv_stats(c, &ks);
+        CHECK(ks.disk_bytes > 0, "nothing spilled by 256 positions under 1 MiB");
+        struct rlimit old, lim;
+        getrlimit(RLIMIT_FSIZE, &old);
+        lim = old;
+        lim.rlim_cur = 1;
+        setrlimit(RLIMIT_FSIZE, &lim);
+        st = pt_decode(c, all + 256, 24, NULL, &err);
+        CHECK(st == PT_ERR_IO && strstr(err.msg, "spill") && !strchr(err.msg, '\n') && pt_context_n_past(c) == 256,
+              "a failed write after spilling: status %d, n_past %d, '%s'", (int)st, pt_context_n_past(c), err.msg);
+        const pt_status st2 = pt_decode(c, all + 256, 24, NULL, &err);
+        setrlimit(RLIMIT_FSIZE, &old);
+        CHECK(st2 == PT_OK, "decode after the failure: %s", err.msg);
+        /* once spilling stopped no page goes to disk, and only the second
+         * pages (stored into) come back to RAM: a first page still on disk
+         * was attended in place by every layer of the last call */
+        pt_context_kv_stats(c, &ks);
+        CHECK(ks.disk_bytes > 0, "after the failure nothing is on disk: no page was read in place");
+        CHECK(st2 == PT_OK && pt_context_n_past(c) == 280 && ref_q8f8 &&
+                  !memcmp(pt_context_logits(c), ref_q8f8, sizeof(float) * V),
+              "logits read in place after a failed spill differ from a run without a budget");
         pt_context_free(c);
     }
     free(ref_q8f8);
