@@ -6,7 +6,7 @@
 #
 #   bench/kv_run.sh [-m MODEL] [-d "1024 4096 8192"] [-n N_GEN] [-r REPS]
 #                   [-t THREADS] [-b BUDGET_MB] [-k "f32 f16 q8 q8f8"]
-#                   [-c "q8f8"] [-C 4096]
+#                   [-c "q8f8"] [-C "4096"] [-R ROUNDS]
 #
 # Per type and depth: petrel bench -p 0 -n N_GEN -d DEPTH (decode t/s after
 # DEPTH tokens of context), without a budget and with --kv-ram BUDGET_MB
@@ -18,20 +18,23 @@
 # scratch and cache together). Load average before and after goes with the
 # table: the machine may be shared, and decode speed moves with its load.
 #
-# Then the cold page cache (bench/kv_cold.c, types -c at depth -C): decode
-# with the budget where the page cache is dropped before every token, so
-# each spilled page comes from the storage device, beside the same
-# decode with the page cache warm and without a budget. Dropping the page
-# cache needs root; without it that table says so.
+# Then the cold page cache (bench/kv_cold.c, types -c at depths -C): one
+# process fills a context with the budget and one without, decodes on
+# them alternately for ROUNDS rounds of N_GEN tokens (-R, default 3: the
+# warm / none ratio is the median round's, so a shared machine's load
+# changes fall on both alike), then decodes with the budget where the page
+# cache is dropped before every token, so each spilled page comes from
+# the storage device. Dropping the page cache needs root; without it that
+# table says so. -k "" skips the first table (and llama-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${PETREL_SMOLLM2:-$HOME/.local/share/petrel/models/SmolLM2-135M-Instruct.Q4_1.gguf}
-DEPTHS="1024 4096 8192" NG=32 REPS=2 TH=2 BUDGET=2 TYPES="f32 f16 q8 q8f8" COLD_TYPES="q8f8" COLD_DEPTH=4096
-while getopts "m:d:n:r:t:b:k:c:C:" o; do
+DEPTHS="1024 4096 8192" NG=32 REPS=2 TH=2 BUDGET=2 TYPES="f32 f16 q8 q8f8" COLD_TYPES="q8f8" COLD_DEPTH=4096 ROUNDS=3
+while getopts "m:d:n:r:t:b:k:c:C:R:" o; do
     case $o in
     m) MODEL=$OPTARG ;; d) DEPTHS=$OPTARG ;; n) NG=$OPTARG ;; r) REPS=$OPTARG ;;
-    t) TH=$OPTARG ;; b) BUDGET=$OPTARG ;; k) TYPES=$OPTARG ;; c) COLD_TYPES=$OPTARG ;; C) COLD_DEPTH=$OPTARG ;;
-    *) echo "usage: $0 [-m MODEL] [-d DEPTHS] [-n N_GEN] [-r REPS] [-t THREADS] [-b BUDGET_MB] [-k TYPES] [-c COLD_TYPES] [-C COLD_DEPTH]" >&2; exit 2 ;;
+    t) TH=$OPTARG ;; b) BUDGET=$OPTARG ;; k) TYPES=$OPTARG ;; c) COLD_TYPES=$OPTARG ;; C) COLD_DEPTH=$OPTARG ;; R) ROUNDS=$OPTARG ;;
+    *) echo "usage: $0 [-m MODEL] [-d DEPTHS] [-n N_GEN] [-r REPS] [-t THREADS] [-b BUDGET_MB] [-k TYPES] [-c COLD_TYPES] [-C COLD_DEPTHS] [-R ROUNDS]" >&2; exit 2 ;;
     esac
 done
 BIN=${PETREL_BIN:-build/petrel}
@@ -65,6 +68,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
 mib() { awk -v k="$1" 'BEGIN { if (k + 0 > 0) printf "%.0f", k / 1024; else print "-" }'; }
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ -z "$TYPES" ]; then DEPTHS=; fi
 echo "model: $(basename "$MODEL"); threads $TH; decode of $NG tokens after DEPTH, $REPS reps; budget $BUDGET MiB"
 echo "petrel: git $(git rev-parse --short HEAD 2>/dev/null || echo ?); llama.cpp: ${LB:-not built}"
 echo
@@ -86,17 +90,25 @@ echo "load average (1, 5, 15 min): $load0 before, $(cut -d' ' -f1-3 /proc/loadav
 [ -n "$COLD_TYPES" ] || exit 0
 COLD=${KV_COLD_BIN:-$(dirname "$BIN")/bench/kv_cold}
 echo
-echo "Cold page cache: decode of $NG tokens after $COLD_DEPTH, budget $BUDGET MiB, one call a token (bench/kv_cold)"
+echo "Warm and cold page cache: $ROUNDS alternate rounds of $NG tokens with and without budget $BUDGET MiB, then $NG with the page cache dropped before each token, one call a token (bench/kv_cold)"
 echo
 if [ ! -x "$COLD" ]; then echo "(bench/kv_cold not built: cmake --build build --target kv_cold)"; exit 0; fi
 if [ ! -w /proc/sys/vm/drop_caches ]; then echo "(not measured: dropping the page cache needs root)"; exit 0; fi
-echo "| KV | t/s, no budget | t/s, spilled, page cache warm | t/s, spilled, page cache dropped before each token | warm / none | cold / none | first cold token ms |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
-for t in $COLD_TYPES; do
-    rm -rf "$TMP/spill"; mkdir -p "$TMP/spill"
-    "$COLD" "$MODEL" "$COLD_DEPTH" "$NG" "$TH" "$BUDGET" "$t" "$TMP/spill" >"$TMP/cold" 2>"$TMP/cerr" \
-        || { echo "| $t | kv_cold failed: $(tail -1 "$TMP/cerr") | | | | | |"; continue; }
-    w=$(sed -n 's/^warm_tps //p' "$TMP/cold") c=$(sed -n 's/^cold_tps //p' "$TMP/cold")
-    n=$(sed -n 's/^none_tps //p' "$TMP/cold") f=$(sed -n 's/^cold_first_ms //p' "$TMP/cold")
-    echo "| $t | $n | $w | $c | $(ratio "$w" "$n") | $(ratio "$c" "$n") | $f |"
+echo "| KV | depth | t/s, no budget | t/s, spilled, page cache warm | warm / none (median round) | rounds' warm / none | t/s, spilled, page cache dropped before each token | cold / none | first cold token ms | prefetch hits |"
+echo "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"
+for d in $COLD_DEPTH; do
+    for t in $COLD_TYPES; do
+        rm -rf "$TMP/spill"; mkdir -p "$TMP/spill"
+        "$COLD" "$MODEL" "$d" "$NG" "$TH" "$BUDGET" "$t" "$TMP/spill" "$ROUNDS" >"$TMP/cold" 2>"$TMP/cerr" \
+            || { echo "| $t | $d | kv_cold failed: $(tail -1 "$TMP/cerr") | | | | | | | |"; continue; }
+        w=$(sed -n 's/^warm_tps //p' "$TMP/cold") c=$(sed -n 's/^cold_tps //p' "$TMP/cold")
+        n=$(sed -n 's/^none_tps //p' "$TMP/cold") f=$(sed -n 's/^cold_first_ms //p' "$TMP/cold")
+        med=$(sed -n 's/^ratio_median //p' "$TMP/cold")
+        rr=$(awk '/^round / { printf "%s%.2f", s, $4 / $6; s = " " }' "$TMP/cold")
+        hit=$(sed -n 's/.* hits \([0-9]*\) stalls \([0-9]*\)$/\1 \2/p' "$TMP/cold" |
+              awk '{ t = $1 + $2; if (t) printf "%.1f%%", 100 * $1 / t; else print "-" }')
+        echo "| $t | $d | $n | $w | $med | $rr | $c | $(ratio "$c" "$n") | $f | $hit |"
+    done
 done
+echo
+echo "load average (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg) at the end"

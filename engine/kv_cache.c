@@ -73,6 +73,10 @@ pt_status pt_kv_init(pt_kv_cache *kv, int n_layer, int n_ctx, int n_head_kv, int
     }
     if (opts && opts->budget_bytes) {
         kv->budget = opts->budget_bytes;
+        if (!(kv->n_mapped = calloc((size_t)n_layer, sizeof *kv->n_mapped))) {
+            pt_kv_release(kv);
+            return pt_fail(err, PT_ERR_NOMEM, "kv cache: out of memory for the page table");
+        }
         pt_status st = pt_kv_spill_open(kv, opts->spill_dir, err);
         if (st != PT_OK) {
             pt_kv_release(kv);
@@ -87,6 +91,7 @@ void pt_kv_release(pt_kv_cache *kv) {
     if (kv->pages)
         for (size_t i = 0; i < (size_t)kv->n_layer * kv->n_pages; i++) free(kv->pages[i].ram);
     free(kv->pages);
+    free(kv->n_mapped);
     kv->max_spare = 0;
     while (kv->spare) pt_kv_buf_give(kv, pt_kv_buf_take(kv));
     memset(kv, 0, sizeof *kv);
@@ -118,7 +123,10 @@ void pt_kv_buf_give(pt_kv_cache *kv, uint8_t *buf) {
  * or changes RAM pages. 0 or an errno. */
 static int write_back(pt_kv_cache *kv, pt_kv_page *p) {
     const uint64_t off = slot_offset(kv, p);
-    if (!p->on_disk) return pt_kv_spill_write(kv, p->ram, kv->page_bytes, off);
+    if (!p->on_disk) { /* the slot's first write: its blocks reserved first (see kv_cache.h) */
+        const int e = pt_kv_spill_reserve(kv, off, kv->page_bytes);
+        return e ? e : pt_kv_spill_write(kv, p->ram, kv->page_bytes, off);
+    }
     if (p->dirty_lo >= p->dirty_hi) return 0;
     /* per head: the key bytes of the dirty positions (f32: whole blocks of
      * BK), then the value rows */
@@ -173,15 +181,19 @@ static int evict(pt_kv_cache *kv, int cur) {
     return 0;
 }
 
-/* Make page p resident. Lock held (when spilling) on entry and exit. */
-static pt_status make_resident(pt_kv_cache *kv, pt_kv_page *p, pt_error *err) {
-    if (p->state == PT_KV_PG_LOADING) { /* being read ahead, not there yet: a stall, not a hit */
-        kv->stalls++;
-        while (p->state == PT_KV_PG_LOADING) pt_kv_spill_wait(kv);
-        p->prefetched = false;
-        if (p->state == PT_KV_PG_DISK) kv->stalls--; /* the reader failed: counted below */
-    }
-    if (p->state == PT_KV_PG_RAM) {
+/* Drop the mapping of layer l's pages (lock held; the reader idle). */
+static void unmap_layer(pt_kv_cache *kv, int l) {
+    pt_kv_spill_unmap(kv, slot_offset(kv, page_at(kv, l, 0)), (size_t)kv->n_pages * kv->page_bytes);
+    for (int i = 0; i < kv->n_pages; i++) page_at(kv, l, i)->mapped = false;
+    kv->map_bytes -= (uint64_t)kv->n_mapped[l] * kv->page_bytes;
+    kv->n_mapped[l] = 0;
+}
+
+/* Make page p (of layer l) ready: RAM when `write` (it will be stored
+ * into) or it was never spilled, else RAM or mapped. Lock held (when
+ * spilling) on entry and exit; the reader idle. */
+static pt_status make_resident(pt_kv_cache *kv, int l, pt_kv_page *p, bool write, pt_error *err) {
+    if (p->state == PT_KV_PG_RAM || (p->state == PT_KV_PG_DISK && p->mapped && !write)) {
         if (p->prefetched) kv->hits++;
         p->prefetched = false;
         return PT_OK;
@@ -196,13 +208,33 @@ static pt_status make_resident(pt_kv_cache *kv, pt_kv_page *p, pt_error *err) {
         kv->ram_bytes += kv->page_bytes;
         return PT_OK;
     }
-    /* DISK: read it here */
+    /* DISK, not ready: a stall, done here */
     kv->stalls++;
+    p->prefetched = false;
+    const uint64_t off = slot_offset(kv, p);
+    if (!write) { /* read in place */
+        pt_kv_spill_unlock(kv);
+        const int e = pt_kv_spill_populate(kv, off, kv->page_bytes);
+        pt_kv_spill_lock(kv);
+        if (e)
+            return pt_fail(err, PT_ERR_IO, "kv spill: cannot read a page back from the spill file in %s: %s",
+                           pt_kv_spill_dir(kv), strerror(e));
+        p->mapped = true;
+        kv->map_bytes += kv->page_bytes;
+        kv->n_mapped[l]++;
+        return PT_OK;
+    }
+    if (p->mapped) { /* to be written: its RAM copy replaces the mapping */
+        pt_kv_spill_unmap(kv, off, kv->page_bytes);
+        p->mapped = false;
+        kv->map_bytes -= kv->page_bytes;
+        kv->n_mapped[l]--;
+    }
     p->state = PT_KV_PG_LOADING;
     kv->ram_bytes += kv->page_bytes;
     uint8_t *buf = pt_kv_buf_take(kv);
     pt_kv_spill_unlock(kv);
-    const int e = buf ? pt_kv_spill_read(kv, buf, kv->page_bytes, slot_offset(kv, p)) : ENOMEM;
+    const int e = buf ? pt_kv_spill_read(kv, buf, kv->page_bytes, off) : ENOMEM;
     pt_kv_spill_lock(kv);
     if (e) {
         pt_kv_buf_give(kv, buf);
@@ -213,22 +245,34 @@ static pt_status make_resident(pt_kv_cache *kv, pt_kv_page *p, pt_error *err) {
     }
     p->ram = buf;
     p->state = PT_KV_PG_RAM;
-    p->prefetched = false;
     return PT_OK;
 }
 
 pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error *err) {
     const int end = p0 + n;
     const int n_need = (end + PT_KV_PAGE - 1) / PT_KV_PAGE;
+    const int w = n > 0 ? p0 / PT_KV_PAGE : n_need; /* pages [w, n_need) are stored into */
     pt_status st = PT_OK;
     if (kv->spill) {
         pt_kv_spill_lock(kv);
-        pt_kv_spill_want(kv, -1, 0);
+        pt_kv_spill_want(kv, -1, 0, 0);
+        /* the page the reader was on, if one of this layer's, was waited for */
+        pt_kv_page *busy = pt_kv_spill_idle(kv);
+        const ptrdiff_t first = (ptrdiff_t)layer * kv->n_pages;
+        if (busy && busy - kv->pages >= first && busy - kv->pages < first + n_need && busy->prefetched) {
+            busy->prefetched = false;
+            kv->stalls++;
+        }
+        /* this layer and the one before it stay mapped (the reader drops
+         * the one before when it is asked for the next one); others go */
+        const int prev = (layer + kv->n_layer - 1) % kv->n_layer;
+        for (int l = 0; l < kv->n_layer; l++)
+            if (l != layer && l != prev && kv->n_mapped[l]) unmap_layer(kv, l);
+        kv->max_spare = n_need - w;
     }
-    if (kv->spill) kv->max_spare = n_need;
-    for (int i = 0; i < n_need && st == PT_OK; i++) st = make_resident(kv, page_at(kv, layer, i), err);
+    for (int i = 0; i < n_need && st == PT_OK; i++) st = make_resident(kv, layer, page_at(kv, layer, i), i >= w, err);
     if (st == PT_OK)
-        for (int i = p0 / PT_KV_PAGE; i < n_need; i++) {
+        for (int i = w; i < n_need; i++) {
             pt_kv_page *p = page_at(kv, layer, i);
             int lo = p0 - i * PT_KV_PAGE, hi = end - i * PT_KV_PAGE;
             if (lo < 0) lo = 0;
@@ -252,7 +296,7 @@ pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error 
                          pt_kv_spill_dir(kv), strerror(e));
         }
     }
-    if (st == PT_OK && !pt_kv_spill_failed(kv)) pt_kv_spill_want(kv, (layer + 1) % kv->n_layer, n_need);
+    if (st == PT_OK && !pt_kv_spill_failed(kv)) pt_kv_spill_want(kv, (layer + 1) % kv->n_layer, n_need, w);
     pt_kv_spill_unlock(kv);
     return st;
 }
@@ -328,7 +372,9 @@ void pt_kv_attend(const pt_kv_cache *kv, int layer, int kvh, float *out, int64_t
     for (int pg = pg0; pg <= pg1; pg++) {
         const int lo = pg * PT_KV_PAGE;
         const int hi = n_kv - lo < PT_KV_PAGE ? n_kv : lo + PT_KV_PAGE;
-        const uint8_t *hk = page_at(kv, layer, pg)->ram + (size_t)kvh * kv->head_bytes;
+        const pt_kv_page *p = page_at(kv, layer, pg);
+        /* a spilled page is read in place from the spill file's mapping */
+        const uint8_t *hk = (p->ram ? p->ram : kv->map + slot_offset(kv, p)) + (size_t)kvh * kv->head_bytes;
         const float *kt, *v;
         if (kv->type == PT_KV_F32) {
             kt = (const float *)hk;
@@ -370,6 +416,7 @@ void pt_kv_get_stats(const pt_kv_cache *kv, pt_kv_stats *out) {
     out->pages_read_ahead = kv->read_ahead;
     out->read_hits = kv->hits;
     out->read_stalls = kv->stalls;
+    out->mapped_bytes = kv->map_bytes;
     if (kv->spill) pt_kv_spill_unlock(kv);
     out->bytes_per_token = pt_kv_bytes_per_token(kv);
 }

@@ -17,29 +17,49 @@
  *               run along head_dim per 32, of q8f8's keys one per row),
  *               decoded a page at a time into the kernel's f32 layout
  * A page is EMPTY (never touched: no memory), RAM, DISK (only in the
- * spill file) or LOADING (being read back); its memory is allocated on
- * first use (zeroed, so the unused lanes of a last key block are finite).
+ * spill file) or LOADING (being read back into RAM); its memory is
+ * allocated on first use (zeroed, so the unused lanes of a last key block
+ * are finite). A DISK page may also be `mapped`: its slot's file pages are
+ * mapped (populated) in the spill file's read-only shared mapping, where
+ * pt_kv_attend reads it in place, without a copy.
  *
  * Spill (kv_spill.c), when a RAM budget is set: page (l, i) has slot
- * l * n_pages + i of the spill file, page_bytes each (a sparse file, no
- * allocator). pt_kv_begin_layer, called by the forward pass before it
- * stores into or attends over a layer, makes that layer's pages resident
- * (a page read ahead is a hit, a page waited for or read there a stall),
- * then writes back and frees the coldest pages until the RAM held is
- * within the budget, and asks the reader thread to read ahead the next
- * layer's pages (and those of the layers after it while the budget has
- * room). Coldest: layers are visited in order, so the pages whose
- * next use is furthest are those of the layer visited most recently
- * (distance (l - current) mod n_layer, largest first). Between calls the
- * RAM held is at most max(budget, one layer's pages) plus the next
- * layer's pages (read ahead): the stated overhead. A failed write (disk
- * full) stops spilling (the cache then stays in RAM) and is reported once.
+ * l * n_pages + i of the spill file, page_bytes each, its blocks reserved
+ * (fallocate) when the page is first written out, so a full disk is an
+ * error of that write and never a fault through the mapping. The whole
+ * file is mapped once, read-only and shared (`map`): writes go through
+ * pwrite and the mapping sees them. pt_kv_begin_layer, called by the
+ * forward pass before it stores into or attends over a layer:
+ *  - drops the mapping of every layer but this one and the one before
+ *    (MADV_DONTNEED: the page tables go, the page cache stays); the
+ *    reader drops the one before when it starts on the next layer, before
+ *    it maps any of it, so at most two layers are ever mapped;
+ *  - makes the pages it will write (those of positions [p0, p0 + n))
+ *    RAM, reading spilled ones back, and maps the spilled pages it only
+ *    reads (a page read or mapped ahead is a hit, one waited for or done
+ *    there a stall);
+ *  - writes back and frees the coldest RAM pages until the RAM held is
+ *    within the budget;
+ *  - asks the reader thread for the next layer: its pages to be written
+ *    read back into RAM, the others mapped (MADV_POPULATE_READ: read
+ *    from the disk where not cached, and mapped).
+ * The reader is idle from the start of pt_kv_begin_layer to its request
+ * at the end (the call waits for the page it is on), so page states
+ * change only under the lock and never under the forward pass's feet.
+ * Coldest: layers are visited in order, so the pages whose next use is
+ * furthest are those of the layer visited most recently (distance
+ * (l - current) mod n_layer, largest first). Between calls the RAM held
+ * (ram_bytes) is at most max(budget, the layer's written pages) plus the
+ * next layer's written pages (read ahead), and the mapped bytes
+ * (map_bytes) at most the pages of two layers: the stated overhead. A
+ * failed write (disk full) stops spilling (new pages then stay in RAM;
+ * spilled ones are still read in place) and is reported once.
  *
  * Spare buffers: an evicted page's memory is not given back to malloc but
- * kept (at most one layer's pages: as many as the last pt_kv_begin_layer
- * needed) for the reads that follow, so a spilling decode step does not
- * map, fault in and unmap fresh pages for every page it reads back; the
- * memory bound above grows by those spares (at most one more layer).
+ * kept (at most as many as the last pt_kv_begin_layer writes: one page in
+ * a decode step) for the read-backs that follow, so a spilling decode step
+ * does not map, fault in and unmap fresh memory for every page it reads
+ * back; the bound above grows by those spares.
  *
  * Rotated keys (q8f8): its int8 keys have one scale per row, so a few
  * large channels (common in keys) set the step of all the others. They
@@ -72,7 +92,8 @@ typedef struct pt_kv_page {
     uint8_t *ram;         /* page_bytes when RAM, else NULL */
     uint8_t state;        /* PT_KV_PG_* */
     bool on_disk;         /* the spill slot holds a copy of the positions not dirty */
-    bool prefetched;      /* read ahead and not yet used */
+    bool prefetched;      /* read (or mapped) ahead and not yet used */
+    bool mapped;          /* DISK, and its slot populated in the spill mapping (counted in map_bytes) */
     int dirty_lo, dirty_hi; /* positions in the page written since the slot's copy (lo >= hi: none) */
 } pt_kv_page;
 
@@ -101,6 +122,10 @@ typedef struct pt_kv_cache {
     pt_kv_page *pages;        /* [n_layer][n_pages] */
     uint64_t budget;          /* 0: none */
     uint64_t ram_bytes;       /* pages RAM or LOADING, times page_bytes */
+    uint64_t map_bytes;       /* mapped DISK pages, times page_bytes */
+    int *n_mapped;            /* [n_layer]: mapped pages per layer (spill only) */
+    const uint8_t *map;       /* the spill file mapped read-only, shared: slot s at
+                                 map + s * page_bytes (NULL without a budget) */
     uint64_t read_ahead, hits, stalls;
     struct pt_kv_spill *spill; /* NULL without a budget */
     /* spare page buffers (spill only, under its lock): a stack linked
@@ -174,11 +199,23 @@ void pt_kv_spill_lock(const pt_kv_cache *kv);
 void pt_kv_spill_unlock(const pt_kv_cache *kv);
 /* Wait (lock held) until a page state changes. */
 void pt_kv_spill_wait(const pt_kv_cache *kv);
-/* Ask (lock held) the reader to read ahead pages [0, n) of layer, or stop (layer < 0). */
-void pt_kv_spill_want(pt_kv_cache *kv, int layer, int n);
+/* Ask (lock held) the reader for pages [0, n) of layer, those from `write`
+ * on read back into RAM, the others mapped; or stop (layer < 0). */
+void pt_kv_spill_want(pt_kv_cache *kv, int layer, int n, int write);
+/* Wait (lock held) until the reader is idle; the page it was busy with,
+ * or NULL when it was idle already. Call after pt_kv_spill_want(kv, -1, ..). */
+pt_kv_page *pt_kv_spill_idle(const pt_kv_cache *kv);
 /* Whole-buffer pread / pwrite at a byte offset of the spill file; 0 or an errno. */
 int pt_kv_spill_read(const pt_kv_cache *kv, void *buf, size_t n, uint64_t off);
 int pt_kv_spill_write(pt_kv_cache *kv, const void *buf, size_t n, uint64_t off);
+/* Reserve the file's blocks for bytes [off, off + n) (posix_fallocate); 0 or an errno. */
+int pt_kv_spill_reserve(pt_kv_cache *kv, uint64_t off, size_t n);
+/* Map bytes [off, off + n) of the file in kv->map (read from the disk where
+ * not cached); 0 or an errno (EFAULT/EIO: a read failed). No lock needed. */
+int pt_kv_spill_populate(const pt_kv_cache *kv, uint64_t off, size_t n);
+/* Drop the mapping of [off, off + n), widened to whole memory pages (the
+ * page cache keeps the data). No lock needed. */
+void pt_kv_spill_unmap(const pt_kv_cache *kv, uint64_t off, size_t n);
 /* The directory, for messages; whether spilling stopped after a failed write. */
 const char *pt_kv_spill_dir(const pt_kv_cache *kv);
 bool pt_kv_spill_failed(const pt_kv_cache *kv);

@@ -20,13 +20,16 @@
  *     kernel's layout) and q8f8 (rows decoded per page; f16 and q8 share
  *     that path), 8 tokens generated: with a 1 MiB budget the
  *     logits of every step are bitwise those without one; pages went to
- *     disk and came back; after every step the RAM held is within
- *     max(budget, one layer's pages) + one layer's pages;
+ *     disk and were read in place; after every step the RAM held is
+ *     within max(budget, one layer's pages) + one layer's pages and the
+ *     spill file's mapped pages within two layers' pages;
  *  5. errors: an unusable spill directory is one PT_ERR_IO line naming it;
  *     a write that fails (RLIMIT_FSIZE standing in for a full disk) is one
  *     PT_ERR_IO line, n_past is unchanged and the same call then succeeds
  *     (the cache stays in RAM) with the logits of a run without a budget
- *     (q8f8). Under ASan (PETREL_SANITIZED=1) part 4 runs q8f8 only.
+ *     (q8f8); a write that fails after pages went to disk likewise, the
+ *     spilled pages then read in place from the mapping. Under ASan
+ *     (PETREL_SANITIZED=1) part 4 runs q8f8 only.
  */
 #include <errno.h>
 #include <math.h>
@@ -285,7 +288,7 @@ typedef struct run_out {
 /* Greedy decode of prompt, recording the logits; with a budget checks the
  * RAM held after every step. */
 static run_out greedy(pt_model *m, const pt_token *prompt, int n, int type, int ram_mb, const char *dir, int V,
-                      uint64_t layer_bytes, pt_kv_stats *final) {
+                      uint64_t layer_bytes, pt_kv_stats *final, uint64_t *max_mapped) {
     run_out r = {calloc((size_t)(N_GEN + 1) * V, sizeof(float)), false};
     pt_context_params cp = pt_context_default_params();
     cp.n_ctx = 640;
@@ -308,7 +311,8 @@ static run_out greedy(pt_model *m, const pt_token *prompt, int n, int type, int 
         pt_kv_stats ks;
         pt_context_kv_stats(c, &ks);
         const uint64_t cap = (ks.budget_bytes > layer_bytes ? ks.budget_bytes : layer_bytes) + layer_bytes;
-        if (ram_mb && ks.ram_bytes > cap) over++;
+        if (ram_mb && (ks.ram_bytes > cap || ks.mapped_bytes > 2 * layer_bytes)) over++;
+        if (ks.mapped_bytes > *max_mapped) *max_mapped = ks.mapped_bytes;
         if (g == N_GEN) break;
         pt_token best = 0;
         for (int i = 1; i < V; i++)
@@ -316,7 +320,8 @@ static run_out greedy(pt_model *m, const pt_token *prompt, int n, int type, int 
         st = pt_decode(c, &best, 1, NULL, &err);
     }
     CHECK(st == PT_OK, "decode: %s", err.msg);
-    CHECK(over == 0, "type %d: RAM above max(budget, a layer) + a layer after %d steps", type, over);
+    CHECK(over == 0, "type %d: RAM above max(budget, a layer) + a layer, or more than two layers mapped, after %d steps",
+          type, over);
     pt_context_kv_stats(c, final);
     r.ok = st == PT_OK;
     pt_context_free(c);
@@ -368,12 +373,14 @@ static void test_model(void) {
                 (uint64_t)((prompts[pi].n + N_GEN + PT_KV_PAGE - 1) / PT_KV_PAGE) * probe.page_bytes;
             pt_kv_release(&probe);
             pt_kv_stats s0, s1;
-            run_out a = greedy(m, all + prompts[pi].off, prompts[pi].n, type, 0, NULL, V, layer_bytes, &s0);
-            run_out b = greedy(m, all + prompts[pi].off, prompts[pi].n, type, 1, P_tmpdir, V, layer_bytes, &s1);
+            uint64_t map0 = 0, map1 = 0;
+            run_out a = greedy(m, all + prompts[pi].off, prompts[pi].n, type, 0, NULL, V, layer_bytes, &s0, &map0);
+            run_out b = greedy(m, all + prompts[pi].off, prompts[pi].n, type, 1, P_tmpdir, V, layer_bytes, &s1, &map1);
             CHECK(a.ok && b.ok && !memcmp(a.logits, b.logits, sizeof(float) * (N_GEN + 1) * V),
                   "%s, prompt %d: logits with a 1 MiB budget differ from no budget", pt_kv_type_name(type), pi);
-            CHECK(s0.disk_bytes == 0 && s0.budget_bytes == 0, "no budget: %llu bytes on disk",
-                  (unsigned long long)s0.disk_bytes);
+            CHECK(s0.disk_bytes == 0 && s0.budget_bytes == 0 && map0 == 0, "no budget: %llu bytes on disk, %llu mapped",
+                  (unsigned long long)s0.disk_bytes, (unsigned long long)map0);
+            CHECK(map1 > 0, "%s: no spilled page was read in place", pt_kv_type_name(type));
             CHECK(s1.disk_bytes > 0 && s1.read_hits + s1.read_stalls > 0 && s1.budget_bytes == 1u << 20,
                   "%s: 1 MiB budget: disk %llu, hits %llu, stalls %llu", pt_kv_type_name(type),
                   (unsigned long long)s1.disk_bytes, (unsigned long long)s1.read_hits,
@@ -383,9 +390,10 @@ static void test_model(void) {
             CHECK(s1.bytes_per_token == (uint32_t)in.n_layer * in.n_head_kv * per_head[type],
                   "%s: %u bytes per token, petrel.h says %u per token and head", pt_kv_type_name(type),
                   s1.bytes_per_token, per_head[type]);
-            printf("%s prompt %d: bytes/token %u, ram %llu disk %llu read ahead %llu hits %llu stalls %llu\n",
+            printf("%s prompt %d: bytes/token %u, ram %llu disk %llu mapped at most %llu, read ahead %llu hits %llu "
+                   "stalls %llu\n",
                    pt_kv_type_name(type), pi, s1.bytes_per_token, (unsigned long long)s1.ram_bytes,
-                   (unsigned long long)s1.disk_bytes, (unsigned long long)s1.pages_read_ahead,
+                   (unsigned long long)s1.disk_bytes, (unsigned long long)map1, (unsigned long long)s1.pages_read_ahead,
                    (unsigned long long)s1.read_hits, (unsigned long long)s1.read_stalls);
             if (type == PT_KV_Q8F8 && pi == 0) ref_q8f8 = a.logits;
             else free(a.logits);
@@ -434,6 +442,42 @@ static void test_model(void) {
         CHECK(st == PT_OK, "decode after the failure: %s", err.msg);
         CHECK(st == PT_OK && ref_q8f8 && !memcmp(pt_context_logits(c), ref_q8f8, sizeof(float) * V),
               "logits after a failed spill differ from a run without a budget");
+        pt_context_free(c);
+    }
+
+    /* 5. a failed write after pages went to disk: those are then read in
+     * place from the mapping (never a fault), the call that failed leaves
+     * n_past as it was, and the next call gives the logits of a run
+     * without a budget. Prompt 0's first page (256 positions) is spilled
+     * under no limit; then every write fails (a 1-byte size limit), so
+     * the first slot written for the second page fails. */
+    st = pt_context_new(m, &cp, &c, &err);
+    CHECK(st == PT_OK, "context: %s", err.msg);
+    if (st == PT_OK) {
+        st = pt_decode(c, all, 256, NULL, &err);
+        CHECK(st == PT_OK, "decode: %s", err.msg);
+        pt_kv_stats ks;
+        pt_context_kv_stats(c, &ks);
+        CHECK(ks.disk_bytes > 0, "nothing spilled by 256 positions under 1 MiB");
+        struct rlimit old, lim;
+        getrlimit(RLIMIT_FSIZE, &old);
+        lim = old;
+        lim.rlim_cur = 1;
+        setrlimit(RLIMIT_FSIZE, &lim);
+        st = pt_decode(c, all + 256, 24, NULL, &err);
+        CHECK(st == PT_ERR_IO && strstr(err.msg, "spill") && !strchr(err.msg, '\n') && pt_context_n_past(c) == 256,
+              "a failed write after spilling: status %d, n_past %d, '%s'", (int)st, pt_context_n_past(c), err.msg);
+        const pt_status st2 = pt_decode(c, all + 256, 24, NULL, &err);
+        setrlimit(RLIMIT_FSIZE, &old);
+        CHECK(st2 == PT_OK, "decode after the failure: %s", err.msg);
+        /* once spilling stopped no page goes to disk, and only the second
+         * pages (stored into) come back to RAM: a first page still on disk
+         * was attended in place by every layer of the last call */
+        pt_context_kv_stats(c, &ks);
+        CHECK(ks.disk_bytes > 0, "after the failure nothing is on disk: no page was read in place");
+        CHECK(st2 == PT_OK && pt_context_n_past(c) == 280 && ref_q8f8 &&
+                  !memcmp(pt_context_logits(c), ref_q8f8, sizeof(float) * V),
+              "logits read in place after a failed spill differ from a run without a budget");
         pt_context_free(c);
     }
     free(ref_q8f8);

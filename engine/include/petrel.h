@@ -365,6 +365,8 @@ typedef struct pt_kv_stats {
     uint64_t pages_read_ahead, read_hits, read_stalls; /* pages the reader thread read; pages
                                                           found read ahead / waited for when needed */
     uint32_t bytes_per_token;                     /* over every layer */
+    uint64_t mapped_bytes; /* spilled pages mapped in place for attention (file pages of
+                              the process's RSS: at most the layer in use and the next) */
 } pt_kv_stats;
 void pt_context_kv_stats(const pt_context *ctx, pt_kv_stats *out);
 
