@@ -124,14 +124,21 @@ tui_wait_gone 'Help \(Esc closes\)' 5
 # --- save and load (JSON in the data directory) ---------------------------------------
 tui_type "/save roundtrip"; tui_keys Enter
 f=$TUI_DATA/petrel/chats/roundtrip.json
-tui_check "/save writes data/petrel/chats/roundtrip.json" tui_wait "saved $f" 10
+# The chat's KV cache is saved (and restored) beside the JSON on the worker
+# thread; its status message replaces the JSON's whenever it lands, which
+# on a loaded machine can be before the screen is read: either counts, and
+# the KV message is waited for before F4, so it cannot replace F4's notice.
+kv_msg="KV cache of [0-9]+ tokens"
+tui_check "/save writes data/petrel/chats/roundtrip.json" tui_wait "saved $f|$kv_msg saved in roundtrip.kv" 10
 tui_check "saved chat holds the wide text" grep -qF "你好世界 café" "$f"
 tui_check "saved chat holds the multi-line message" grep -qF 'first line\nsecond line' "$f"
+tui_check "/save keeps the KV cache beside it" tui_wait "$kv_msg saved in roundtrip.kv" 10
 tui_keys F4
 tui_wait 'new conversation' 5
 tui_check "F4 clears the conversation" tui_wait_gone '^  first line$' 5
 tui_type "/load roundtrip"; tui_keys Enter
-tui_check "/load brings it back" tui_wait "loaded $f" 10
+tui_check "/load brings it back" tui_wait "loaded $f|$kv_msg restored from roundtrip.kv" 10
+tui_check "/load restores the KV cache" tui_wait "$kv_msg restored from roundtrip.kv" 10
 tui_check "loaded messages shown" tui_wait '^  first line$' 10
 tui_keys F10
 tui_wait_dead 60
