@@ -20,8 +20,9 @@
 #      where a shape sits on the detector's edge.)
 # A broken engine, tokenizer or model fails both: noise has none of the
 # named colours, a mis-wired layer draws other compositions.
-# In the ASan+UBSan build (PETREL_SANITIZED=1) 3 pictures at seed 0 are
-# drawn and checked against the record only (rates of 3 pictures say nothing).
+# In the ASan+UBSan build (PETREL_SANITIZED=1) one relation picture at
+# seed 0 is drawn and checked against the record only (a rate of one
+# picture says nothing; each takes about 100 s there).
 set -u
 BIN=${PETREL_BIN:?PETREL_BIN not set}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -30,7 +31,7 @@ python3 -c 'import numpy' 2>/dev/null || { echo "FAIL: the tests' python3 has no
 EVAL=(python3 "$HERE/../tools/demo_sd/evaluate.py" --petrel "$BIN" --jobs 2 --threads 1
       --expect "$HERE/../tools/demo_sd/results/eval.json")
 if [ -n "${PETREL_SANITIZED:-}" ]; then
-    "${EVAL[@]}" --take one=1,rel=2 --seeds 0 --min-agree 1.0
+    "${EVAL[@]}" --take one=0,rel=1 --seeds 0 --min-agree 1.0
 else
     "${EVAL[@]}" --take one=4,rel=12 --seeds 0,1,2,3 --min one=0.90,rel=0.75 --min-agree 0.95
 fi
