@@ -206,13 +206,9 @@ static pt_status decode_core(void *ctx, const float *lat, int h, int w, float *r
 
 pt_status sd_taesd_decode(sd_runtime *rt, const sd_taesd *t, const float *latent, int h, int w,
                           float *rgb, const sd_vae_tiling *tiling, pt_error *err) {
-    if (h < 1 || w < 1 || h > TAESD_MAX_SIDE || w > TAESD_MAX_SIDE)
-        return pt_fail(err, PT_ERR_ARG, "taesd decode: latent %dx%d (each side 1 .. %d)", h, w,
-                       TAESD_MAX_SIDE);
-    int tile = tiling ? tiling->tile : 0, overlap = tiling ? tiling->overlap : 0;
-    if (tile < 0 || overlap < 0 || (tile > 0 && 2 * overlap > tile))
-        return pt_fail(err, PT_ERR_ARG, "taesd decode: tile %d with overlap %d (need 0 <= 2 overlap <= tile)",
-                       tile, overlap);
+    const int tile = tiling ? tiling->tile : 0, overlap = tiling ? tiling->overlap : 0;
+    pt_status ck = sd_decode_check_args("taesd", h, w, TAESD_MAX_SIDE, tile, overlap, err);
+    if (ck) return ck;
     decode_ctx ctx = {rt, t};
     int lc = t->cfg.latent_channels;
     sd_rt_begin(rt);

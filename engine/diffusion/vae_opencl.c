@@ -107,13 +107,9 @@ static pt_status decode_core(void *ctx, const float *lat, int h, int w, float *r
 
 pt_status sd_vae_decode_ocl(sd_ocl *d, const sd_vae *v, const float *latent, int h, int w,
                             float *rgb, const sd_vae_tiling *tiling, pt_error *err) {
-    if (h < 1 || w < 1 || h > VAE_MAX_SIDE || w > VAE_MAX_SIDE)
-        return pt_fail(err, PT_ERR_ARG, "vae decode: latent %dx%d (each side 1 .. %d)", h, w,
-                       VAE_MAX_SIDE);
     const int tile = tiling ? tiling->tile : 0, overlap = tiling ? tiling->overlap : 0;
-    if (tile < 0 || overlap < 0 || (tile > 0 && 2 * overlap > tile))
-        return pt_fail(err, PT_ERR_ARG, "vae decode: tile %d with overlap %d (need 0 <= 2 overlap <= tile)",
-                       tile, overlap);
+    pt_status ck = sd_decode_check_args("vae", h, w, VAE_MAX_SIDE, tile, overlap, err);
+    if (ck) return ck;
     sd_ocl_weights_group(d, SD_OCL_W_VAE);
     ocl_dec ctx = {d, v, NULL, 0, err};
     if (tile > 0 && (h > tile || w > tile))

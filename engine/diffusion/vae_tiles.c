@@ -122,3 +122,14 @@ done:
     free(sy), free(sx), free(tl), free(to), free(wy), free(wx), free(sum_y), free(sum_x);
     return st;
 }
+
+pt_status sd_decode_check_args(const char *what, int h, int w, int max_side, int tile, int overlap,
+                               pt_error *err) {
+    if (h < 1 || w < 1 || h > max_side || w > max_side)
+        return pt_fail(err, PT_ERR_ARG, "%s decode: latent %dx%d (each side 1 .. %d)", what, h, w,
+                       max_side);
+    if (tile < 0 || overlap < 0 || (tile > 0 && 2 * overlap > tile))
+        return pt_fail(err, PT_ERR_ARG, "%s decode: tile %d with overlap %d (need 0 <= 2 overlap <= tile)",
+                       what, tile, overlap);
+    return PT_OK;
+}

@@ -54,6 +54,12 @@ int sd_tiles_plan(int n, int t, int o, int *start, int max_tiles);
  * allocates: the caller's memory accounting adds it around the call. */
 uint64_t sd_decode_tiled_bytes(int h, int w, int c_lat, int scale, int c_out, int tile);
 
+/* The checks every decoder (VAE, TAESD; CPU or OpenCL) makes on its
+ * arguments: each latent side in 1 .. max_side, 0 <= 2 overlap <= tile
+ * (tile 0: no tiling). `what` names the decoder in the message. */
+pt_status sd_decode_check_args(const char *what, int h, int w, int max_side, int tile, int overlap,
+                               pt_error *err);
+
 /* Decode latent lat (HWC h x w x c_lat) into out (HWC scale*h x scale*w x
  * c_out) tile by tile with tiles of tile x tile latent pixels overlapping
  * by overlap (see above). Allocates one tile's latent and output and the
