@@ -7,6 +7,12 @@
 #   bench/build_llamacpp.sh TOOL     prints the path of TOOL, one of
 #                                    $TOOLS below (llama-quantize,
 #                                    llama-perplexity, llama-completion, ...)
+#   LLAMA_CUDA=1 bench/build_llamacpp.sh
+#                                    the CUDA build instead (-DGGML_CUDA=ON,
+#                                    for the GPU machine; needs nvcc): its
+#                                    llama-bench alone, for the GPU it is
+#                                    built on (CUDA architecture "native"
+#                                    where a GPU is present, else 90)
 #
 # The sdist, its unpacked tree and the build live in the cache directory
 # ($PETREL_BENCH_CACHE, default ~/.cache/petrel-bench) and are reused: a second
@@ -36,6 +42,14 @@ if [ "$(uname -m)" = x86_64 ] && echo 'int x;' | ${CC:-cc} $NO_AMX -x c -c -o /d
     extra_flags=$NO_AMX
 fi
 
+cuda=OFF
+cuda_flags=()
+if [ "${LLAMA_CUDA:-}" = 1 ]; then
+    flavor=cuda cuda=ON extra_flags=""
+    arch=90
+    command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && arch=native
+    cuda_flags=(-DCMAKE_CUDA_ARCHITECTURES=$arch)
+fi
 src=$CACHE/llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION
 build=$CACHE/llama.cpp-build-$LLAMA_CPP_PYTHON_VERSION-$flavor
 tool=${1:-llama-bench}
@@ -56,7 +70,7 @@ fi
 
 mkdir -p "$CACHE/dl"
 tarball=$CACHE/dl/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION.tar.gz
-if [ ! -f "$tarball" ]; then
+if [ ! -f "$tarball" ] && [ ! -f "$src/vendor/llama.cpp/CMakeLists.txt" ]; then
     echo "build_llamacpp: downloading the llama-cpp-python $LLAMA_CPP_PYTHON_VERSION sdist" >&2
     python3 -m pip download --quiet --no-deps --no-binary :all: \
         -d "$CACHE/dl" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" >&2
@@ -68,12 +82,13 @@ if [ ! -f "$src/vendor/llama.cpp/CMakeLists.txt" ]; then
     rm -rf "$src" && mv "$src.tmp" "$src"
 fi
 
-echo "build_llamacpp: configuring llama.cpp (CPU only, native, Release)" >&2
+[ "$cuda" = ON ] && TOOLS=llama-bench
+echo "build_llamacpp: configuring llama.cpp ($flavor, Release)" >&2
 cmake -S "$src/vendor/llama.cpp" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release \
     -DGGML_NATIVE=ON \
     -DCMAKE_C_FLAGS="$extra_flags" -DCMAKE_CXX_FLAGS="$extra_flags" \
-    -DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DGGML_OPENCL=OFF \
+    -DGGML_CUDA=$cuda "${cuda_flags[@]}" -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DGGML_OPENCL=OFF \
     -DBUILD_SHARED_LIBS=OFF \
     -DLLAMA_CURL=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=ON -DLLAMA_BUILD_SERVER=OFF \

@@ -5,6 +5,11 @@
 # machines can get them from).
 #
 #   bench/build_sdcpp.sh          prints the path of the sd-cli binary
+#   SDCPP_CUDA=1 bench/build_sdcpp.sh
+#                                 the CUDA build instead (-DSD_CUDA=ON, for
+#                                 the GPU machine; needs nvcc; CUDA
+#                                 architecture "native" where a GPU is
+#                                 present, else 90)
 #   bench/build_sdcpp.sh --src    prints the path of the unpacked sources
 #                                 (bench/sdcpp_vocab.py reads the CLIP
 #                                 vocabulary from there; no build)
@@ -34,7 +39,15 @@ JOBS=${BENCH_JOBS:-2}
 
 src=$CACHE/stable-diffusion-cpp-python-$SDCPP_PYTHON_VERSION
 sdsrc=$src/vendor/stable-diffusion.cpp
-build=$CACHE/sdcpp-build-$SDCPP_PYTHON_VERSION-native
+flavor=native cuda=OFF
+cuda_flags=()
+if [ "${SDCPP_CUDA:-}" = 1 ]; then
+    flavor=cuda cuda=ON
+    arch=90
+    command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && arch=native
+    cuda_flags=(-DCMAKE_CUDA_ARCHITECTURES=$arch)
+fi
+build=$CACHE/sdcpp-build-$SDCPP_PYTHON_VERSION-$flavor
 bin=$build/bin/sd-cli
 
 if [ "${1:-}" != --src ] && [ -x "$bin" ]; then
@@ -44,7 +57,7 @@ fi
 
 mkdir -p "$CACHE/dl"
 tarball=$CACHE/dl/stable_diffusion_cpp_python-$SDCPP_PYTHON_VERSION.tar.gz
-if [ ! -f "$tarball" ]; then
+if [ ! -f "$tarball" ] && [ ! -f "$sdsrc/CMakeLists.txt" ]; then
     echo "build_sdcpp: downloading the stable-diffusion-cpp-python $SDCPP_PYTHON_VERSION sdist" >&2
     python3 -m pip download --quiet --no-deps --no-binary :all: \
         -d "$CACHE/dl" "stable-diffusion-cpp-python==$SDCPP_PYTHON_VERSION" >&2
@@ -60,13 +73,13 @@ if [ "${1:-}" = --src ]; then
     exit 0
 fi
 
-echo "build_sdcpp: configuring stable-diffusion.cpp (CPU only, native, Release)" >&2
+echo "build_sdcpp: configuring stable-diffusion.cpp ($flavor, Release)" >&2
 cmake -S "$sdsrc" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release \
     -DGGML_NATIVE=ON \
     -DSD_BUILD_EXAMPLES=ON \
     -DSD_WEBP=OFF -DSD_WEBM=OFF \
-    -DSD_CUDA=OFF -DSD_METAL=OFF -DSD_VULKAN=OFF -DSD_OPENCL=OFF \
+    -DSD_CUDA=$cuda "${cuda_flags[@]}" -DSD_METAL=OFF -DSD_VULKAN=OFF -DSD_OPENCL=OFF \
     -DSD_BUILD_SHARED_LIBS=OFF -DBUILD_SHARED_LIBS=OFF >&2
 echo "build_sdcpp: building sd-cli with -j$JOBS (takes a while on 2 cores)" >&2
 cmake --build "$build" --target sd-cli -j "$JOBS" >&2

@@ -16,10 +16,10 @@
 #   THREADS       CPU threads for petrel's CPU run (default: all cores)
 #   SKIP_CPU=1    leave out petrel's CPU run (slow for pp512 on small CPUs)
 #   LLAMA_CUDA=1  also run llama.cpp's llama-bench with -DGGML_CUDA=ON, built
-#                 here once from the llama-cpp-python sdist that
-#                 bench/build_llamacpp.sh fetches (into $PETREL_BENCH_CACHE,
-#                 default ~/.cache/petrel-bench; needs nvcc), all layers on
-#                 the GPU (-ngl 99); LLAMA_CUDA_BENCH=PATH uses that binary.
+#                 here once by `LLAMA_CUDA=1 bench/build_llamacpp.sh` (into
+#                 $PETREL_BENCH_CACHE, default ~/.cache/petrel-bench; needs
+#                 nvcc), all layers on the GPU (-ngl 99), its defaults
+#                 otherwise; LLAMA_CUDA_BENCH=PATH uses that binary.
 # NVIDIA's OpenCL: when no platform is registered and libnvidia-opencl.so.1
 # is present, an ICD file naming it is written to a temporary folder given
 # to the loader through OCL_ICD_VENDORS.
@@ -27,7 +27,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${PETREL_BIN:-build/petrel}
 PP=${PP:-512} TG=${TG:-128} REPS=${REPS:-3} DEVICE=${DEVICE:-opencl:0}
-CACHE=${PETREL_BENCH_CACHE:-$HOME/.cache/petrel-bench}
 [ -x "$BIN" ] || { echo "opencl_run: $BIN is not built (cmake --build build)" >&2; exit 1; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -52,15 +51,7 @@ LLAMA=""
 if [ -n "${LLAMA_CUDA_BENCH:-}" ]; then
     LLAMA=$LLAMA_CUDA_BENCH
 elif [ "${LLAMA_CUDA:-}" = 1 ]; then
-    src=$(ls -d "$CACHE"/llama-cpp-python-*/vendor/llama.cpp 2>/dev/null | head -1 || true)
-    [ -n "$src" ] || { bash bench/build_llamacpp.sh >/dev/null; src=$(ls -d "$CACHE"/llama-cpp-python-*/vendor/llama.cpp | head -1); }
-    out="$CACHE/llama.cpp-build-cuda"
-    if [ ! -x "$out/bin/llama-bench" ]; then
-        cmake -S "$src" -B "$out" -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DLLAMA_CURL=OFF \
-            -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >&2
-        cmake --build "$out" --target llama-bench -j"$(nproc)" >&2
-    fi
-    LLAMA="$out/bin/llama-bench"
+    LLAMA=$(LLAMA_CUDA=1 bash bench/build_llamacpp.sh)
 fi
 
 # t/s of pp and tg from a llama-bench style JSON array on stdin: "PP TG"

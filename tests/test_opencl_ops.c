@@ -209,9 +209,11 @@ static void test_matmuls(void) {
         const bool fl = t == PT_TYPE_F32 || t == PT_TYPE_F16 || t == PT_TYPE_BF16;
         CHECK(ocl->ops->has_type(t), "OpenCL has %s", pt_type_name(t));
         const int blk = t == PT_TYPE_Q4_K || t == PT_TYPE_Q5_K || t == PT_TYPE_Q6_K ? 256 : 32;
-        /* n >= 32: gemm.cl's tiles on GPUs (partial tiles of rows and tokens) */
+        /* n >= 32: gemm.cl's tiles on GPUs (partial tiles of rows and tokens);
+         * 2304 columns: 72 blocks of 32, more than a decode group's items */
         const int shapes[][3] = {{1, blk, 1},   {3, blk, 2},       {5, 2 * blk, 8},    {7, 3 * blk, 9},
-                                 {130, 256, 1}, {66, 17 * blk, 17}, {70, 3 * blk, 40}, {129, blk, 65}};
+                                 {130, 256, 1}, {66, 17 * blk, 17}, {70, 3 * blk, 40}, {129, blk, 65},
+                                 {3, 2304, 1}};
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++, n_mm++)
             test_matmul(t, shapes[s][0], shapes[s][1], shapes[s][2]);
         for (int r = 0; r < 4; r++, n_mm++) {

@@ -36,6 +36,7 @@ kernel void attention(global float *out, global const float *q, global const flo
         if (p < end) {
             global const float *k = kc + (long)p * KD + kvh * D;
             float dot = 0.0f;
+#pragma unroll 8
             for (int d = 0; d < D; d++) dot += qv[d] * k[d];
             s = dot * scale;
         }
@@ -53,6 +54,8 @@ kernel void attention(global float *out, global const float *q, global const flo
         l *= corr;
         for (int k = 0; k < ATT_DPI; k++) acc[k] *= corr;
         const int cnt = min(ATT_WG, end - base);
+        /* unrolled so that several rows' loads are in flight at once */
+#pragma unroll 8
         for (int j = 0; j < cnt; j++) {
             const float pj = sc[j];
             l += pj;

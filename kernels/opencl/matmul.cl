@@ -4,15 +4,17 @@
  * and n input rows x ([n][cols] float32) into y ([n][rows] float32).
  *
  * Three kernels per type:
- *   _1  decode (n == 1): a work-group of MM_WG items computes MM_NR rows.
- *       Each block of 32 values is read by QPART items, each taking
- *       32 / QPART of its codes (neighbouring items read neighbouring
- *       bytes); the partial sums meet in local memory (MM_REDUCE).
- *   _n  prefill: the same split over MM_NR rows and MM_NT tokens, x
- *       staged through local memory (MM_QUANT_TILED); a dequantized
- *       weight is used for all MM_NT tokens.
+ *   _1  decode (n == 1): a work-group of MM_WG items per row, each item
+ *       taking whole blocks (MM_VEC); the float types' _1 kernels take
+ *       MM_NR rows a group (MM_FLOAT).
+ *   _n  short prompts: MM_NR rows and MM_NT tokens a group; each block of
+ *       32 values is read by QPART items, each taking 32 / QPART of its
+ *       codes, x staged through local memory (MM_QUANT_TILED); a
+ *       dequantized weight is used for all MM_NT tokens; the partial sums
+ *       meet in local memory (MM_REDUCE). Long prompts: gemm.cl.
  *   _r  CPU devices (PoCL): a work-item per row and MM_NT tokens.
- * Grid of _1 / _n: ceil(rows / MM_NR) groups x ceil(n / tokens per group).
+ * Grid of _n and the float _1: ceil(rows / MM_NR) groups x ceil(n / tokens
+ * per group); of MM_VEC: rows groups.
  */
 #define QPART 4                 /* work-items per 32-value block */
 #define QJ (16 / QPART)         /* code-byte pairs (j, j + 16) per work-item */
@@ -36,46 +38,42 @@ inline float blk_half(global const uchar *p, int off) {
         y[(long)(t0 + t) * rows + r0 + rr] = s;                                                 \
     }
 
-/* The group kernel of a legacy quantized type for NT tokens (the _1
- * kernels: NT = 1; the float types' _n too). HEAD reads the block's scale(s) into d, m; CODES
- * sets c0, c1 to the codes of values j and j + 16 (j < 16); VAL(c) is the
- * value of code c. The loops run to their compile-time bounds (guarded)
- * so that acc stays in registers. */
-#define MM_QUANT(NAME, NT, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL)                              \
+/* The decode form of the legacy quantized types (n == 1, GPUs): one
+ * work-group of MM_WG items per row, item i taking blocks i, i + MM_WG, ...
+ * whole (16 code bytes and 32 x values, all loads issued before the sums
+ * need them), then a tree sum in local memory. Many short work-groups keep
+ * enough loads in flight to cover the memory's latency, which the
+ * MM_NR-row groups of MM_QUANT (a long serial walk per item) did not.
+ * Grid: rows groups of MM_WG items. */
+#define MM_VEC(NAME, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL)                                     \
     kernel void NAME(global const uchar *w, ulong row_bytes, int rows, int cols,                \
                      global const float *x, int n, global float *y) {                           \
-        local float red[MM_NR * NT * MM_WG];                                                    \
-        const int lid = get_local_id(0);                                                        \
-        const int r0 = get_group_id(0) * MM_NR, t0 = get_group_id(1) * NT;                     \
-        const int nt = min(NT, n - t0), nr = min(MM_NR, rows - r0);                             \
-        const int nb = cols / 32, part = lid % QPART;                                           \
-        float acc[MM_NR][NT];                                                                   \
-        for (int rr = 0; rr < MM_NR; rr++)                                                      \
-            for (int t = 0; t < NT; t++) acc[rr][t] = 0.0f;                                     \
-        for (int b = lid / QPART; b < nb; b += MM_WG / QPART) {                                 \
-            global const float *xb = x + (long)t0 * cols + b * 32 + part * QJ;                  \
-            for (int rr = 0; rr < MM_NR; rr++) {                                                \
-                if (rr >= nr) break;                                                            \
-                global const uchar *blk = w + (long)(r0 + rr) * row_bytes + (long)b * BLOCK_BYTES; \
-                float d, m;                                                                     \
-                uint qh = 0;                                                                    \
-                HEAD;                                                                           \
-                global const uchar *qs = blk + QS_OFF;                                          \
-                for (int jj = 0; jj < QJ; jj++) {                                               \
-                    const int j = part * QJ + jj;                                               \
-                    int c0, c1;                                                                 \
-                    CODES;                                                                      \
-                    const float v0 = VAL(c0), v1 = VAL(c1);                                     \
-                    for (int t = 0; t < NT; t++) {                                              \
-                        if (t < nt) {                                                           \
-                            global const float *xt = xb + (long)t * cols + jj;                  \
-                            acc[rr][t] += v0 * xt[0] + v1 * xt[16];                             \
-                        }                                                                       \
-                    }                                                                           \
-                }                                                                               \
+        local float red[MM_WG];                                                                 \
+        const int lid = get_local_id(0), r = get_group_id(0), nb = cols / 32;                  \
+        global const uchar *wr = w + (long)r * row_bytes;                                       \
+        float acc = 0.0f;                                                                       \
+        for (int b = lid; b < nb; b += MM_WG) {                                                 \
+            global const uchar *blk = wr + (long)b * BLOCK_BYTES;                               \
+            float d, m;                                                                         \
+            uint qh = 0;                                                                        \
+            HEAD;                                                                               \
+            global const uchar *qs = blk + QS_OFF;                                              \
+            global const float *xb = x + b * 32;                                                \
+            float s = 0.0f;                                                                     \
+            for (int j = 0; j < 16; j++) {                                                      \
+                int c0, c1;                                                                     \
+                CODES;                                                                          \
+                s += VAL(c0) * xb[j] + VAL(c1) * xb[j + 16];                                    \
             }                                                                                   \
+            acc += s;                                                                           \
         }                                                                                       \
-        MM_REDUCE(NT)                                                                           \
+        red[lid] = acc;                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+        for (int h = MM_WG / 2; h > 0; h >>= 1) {                                               \
+            if (lid < h) red[lid] += red[lid + h];                                              \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                       \
+        }                                                                                       \
+        if (lid == 0 && r < rows) y[r] = red[0];                                                \
     }
 
 /* The prefill form (MM_NT tokens): the work-group first copies the x
@@ -187,11 +185,11 @@ inline float blk_half(global const uchar *p, int off) {
 #define HEAD_D d = blk_half(blk, 0); m = 0.0f
 #define HEAD_DM d = blk_half(blk, 0); m = blk_half(blk, 2)
 /* Q4_0: d fp16, 16 bytes of nibbles: value j low nibble of qs[j], value j + 16 high */
-MM_QUANT(mm_q4_0_1, 1, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
+MM_VEC(mm_q4_0_1, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
 MM_QUANT_TILED(mm_q4_0_n, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
 MM_ROW(mm_q4_0_r, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
 /* Q4_1: d, m fp16, then the nibbles as Q4_0; value = d * q + m */
-MM_QUANT(mm_q4_1_1, 1, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
+MM_VEC(mm_q4_1_1, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 MM_QUANT_TILED(mm_q4_1_n, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 MM_ROW(mm_q4_1_r, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 /* Q5_0: d fp16, qh (bit i: the fifth bit of value i, little-endian), then
@@ -200,14 +198,14 @@ MM_ROW(mm_q4_1_r, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 #define QH_AT(o) qh = (uint)blk[o] | (uint)blk[o + 1] << 8 | (uint)blk[o + 2] << 16 | (uint)blk[o + 3] << 24
 #define Q5_CODES c0 = (qs[j] & 15) | (int)((qh >> j) & 1) << 4; c1 = (qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4
 #define Q5_0_VAL(c) ((float)((c) - 16) * d)
-MM_QUANT(mm_q5_0_1, 1, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
+MM_VEC(mm_q5_0_1, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
 MM_QUANT_TILED(mm_q5_0_n, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
 MM_ROW(mm_q5_0_r, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
-MM_QUANT(mm_q5_1_1, 1, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
+MM_VEC(mm_q5_1_1, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
 MM_QUANT_TILED(mm_q5_1_n, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
 MM_ROW(mm_q5_1_r, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
 /* Q8_0: d fp16, 32 signed bytes */
-MM_QUANT(mm_q8_0_1, 1, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
+MM_VEC(mm_q8_0_1, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
 MM_QUANT_TILED(mm_q8_0_n, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
 MM_ROW(mm_q8_0_r, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
 

@@ -43,6 +43,10 @@ struct pt_ocl {
     bool cpu;          /* a CPU device (PoCL): the row kernels of matmul.cl */
     bool gemm;         /* the device runs gemm.cl's 256-item groups (every kernel of it) */
     bool from_cache;
+    /* PETREL_OCL_PROFILE=FILE: every kernel is waited for and its device
+     * time added to prof_ns; the totals are appended to FILE at close */
+    char prof_path[512];
+    uint64_t prof_ns[K_COUNT], prof_n[K_COUNT];
     char err[512];
 };
 
@@ -228,8 +232,8 @@ static int build(pt_ocl *o, const char *opts) {
 
 static int make_program(pt_ocl *o, const char *cache_dir) {
     char opts[256];
-    snprintf(opts, sizeof opts, "-DMM_WG=%d -DMM_NR=%d -DMM_NT=%d -DOPS_WG=%d -DATT_WG=%d", MM_WG,
-             MM_NR, MM_NT, OPS_WG, ATT_WG);
+    snprintf(opts, sizeof opts, "-DMM_WG=%d -DMM_NR=%d -DMM_NT=%d -DOPS_WG=%d -DRMS_WG=%d -DATT_WG=%d",
+             MM_WG, MM_NR, MM_NT, OPS_WG, RMS_WG, ATT_WG);
     char path[4200] = "";
     if (cache_dir && *cache_dir && make_dirs(cache_dir)) {
         cache_path(o, cache_dir, opts, path, sizeof path);
@@ -279,7 +283,10 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
     cl_int st;
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)o->platform, 0};
     o->ctx = clCreateContext(props, 1, &o->device, NULL, NULL, &st);
-    if (st == CL_SUCCESS) o->queue = clCreateCommandQueue(o->ctx, o->device, 0, &st);
+    const char *prof = getenv("PETREL_OCL_PROFILE");
+    if (prof && *prof) snprintf(o->prof_path, sizeof o->prof_path, "%s", prof);
+    if (st == CL_SUCCESS)
+        o->queue = clCreateCommandQueue(o->ctx, o->device, *o->prof_path ? CL_QUEUE_PROFILING_ENABLE : 0, &st);
     if (st != CL_SUCCESS) fail(o, st, "context creation");
     if (st == CL_SUCCESS && make_program(o, cache_dir) != 0) st = CL_BUILD_PROGRAM_FAILURE;
     for (int i = 0; i < K_COUNT && st == CL_SUCCESS; i++) {
@@ -304,9 +311,22 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
     return o;
 }
 
+/* Append "kernel launches total_ms mean_us" lines for the kernels that ran. */
+static void write_profile(const pt_ocl *o) {
+    FILE *f = fopen(o->prof_path, "a");
+    if (!f) return;
+    fprintf(f, "# %s\n", o->info.name);
+    for (int i = 0; i < K_COUNT; i++)
+        if (o->prof_n[i])
+            fprintf(f, "%-12s %8llu %10.3f %9.2f\n", kernel_names[i], (unsigned long long)o->prof_n[i],
+                    o->prof_ns[i] / 1e6, o->prof_ns[i] / 1e3 / (double)o->prof_n[i]);
+    fclose(f);
+}
+
 void pt_ocl_close(pt_ocl *o) {
     if (!o) return;
     if (o->queue) clFinish(o->queue);
+    if (*o->prof_path) write_profile(o);
     for (int i = 0; i < K_COUNT; i++)
         if (o->k[i]) clReleaseKernel(o->k[i]);
     if (o->program) clReleaseProgram(o->program);
@@ -398,8 +418,21 @@ int pt_ocl_launch(pt_ocl *o, int k, int dims, const size_t *global, const size_t
         st = clSetKernelArg(o->k[k], (cl_uint)i, size, val);
     }
     va_end(ap);
+    cl_event ev = NULL;
     if (st == CL_SUCCESS)
-        st = clEnqueueNDRangeKernel(o->queue, o->k[k], (cl_uint)dims, NULL, global, local, 0, NULL, NULL);
+        st = clEnqueueNDRangeKernel(o->queue, o->k[k], (cl_uint)dims, NULL, global, local, 0, NULL,
+                                    *o->prof_path ? &ev : NULL);
+    if (ev) {
+        cl_ulong t0 = 0, t1 = 0;
+        if (clWaitForEvents(1, &ev) == CL_SUCCESS &&
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS &&
+            t1 >= t0) {
+            o->prof_ns[k] += t1 - t0;
+            o->prof_n[k]++;
+        }
+        clReleaseEvent(ev);
+    }
     return st == CL_SUCCESS ? 0 : fail(o, st, kernel_names[k]);
 }
 
@@ -460,6 +493,13 @@ int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t
         return pt_ocl_launch(o, k + 2, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn),
                       ARG(ym));
     }
+    const bool legacy = type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q5_0 ||
+                        type == PT_TYPE_Q5_1 || type == PT_TYPE_Q8_0;
+    if (n == 1 && legacy) { /* MM_VEC: a group per row */
+        const size_t global = (size_t)rows * MM_WG, local = MM_WG;
+        return pt_ocl_launch(o, k, 1, &global, &local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn),
+                             ARG(ym));
+    }
     const int nt = n == 1 ? 1 : MM_NT;
     if (nt > 1) k++; /* the _n kernel follows the _1 one */
     const size_t global[2] = {(size_t)(rows + MM_NR - 1) / MM_NR * MM_WG, (size_t)(n + nt - 1) / nt};
@@ -472,7 +512,7 @@ int pt_ocl_rmsnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *w, int r
     if (rows <= 0) return 0;
     const cl_mem ym = (cl_mem)y, xm = (cl_mem)x, wm = (cl_mem)(w ? w : x);
     const cl_int has_w = w != NULL;
-    const size_t global = (size_t)rows * OPS_WG, local = OPS_WG;
+    const size_t global = (size_t)rows * RMS_WG, local = RMS_WG;
     return pt_ocl_launch(o, K_RMSNORM, 1, &global, &local, 6, ARG(ym), ARG(xm), ARG(wm), ARG(has_w), ARG(dim),
                   ARG(eps));
 }

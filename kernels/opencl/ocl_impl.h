@@ -16,6 +16,7 @@
 #define MM_NR 4
 #define MM_NT 8
 #define OPS_WG 64
+#define RMS_WG 128 /* ops.cl's rmsnorm */
 #define ATT_WG 64
 #define ATT_MAX_D PT_OCL_MAX_HEAD_DIM /* ATT_WG * ATT_DPI of attention.cl */
 _Static_assert(ATT_WG * 4 == ATT_MAX_D, "attention.cl's ATT_DPI is 4");

@@ -5,11 +5,12 @@
  * OPS_WG items per row.
  */
 
-/* Tree sum (or max) of v over the group's OPS_WG items; every item gets it. */
-inline float group_sum(local float *red, float v, int lid) {
+/* Tree sum of v over a group of `size` items (a power of two); every
+ * item gets it. */
+inline float tree_sum(local float *red, float v, int lid, int size) {
     red[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = OPS_WG / 2; s > 0; s >>= 1) {
+    for (int s = size / 2; s > 0; s >>= 1) {
         if (lid < s) red[lid] += red[lid + s];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -17,6 +18,9 @@ inline float group_sum(local float *red, float v, int lid) {
     barrier(CLK_LOCAL_MEM_FENCE);
     return r;
 }
+
+/* Tree sum (or max) of v over the group's OPS_WG items; every item gets it. */
+inline float group_sum(local float *red, float v, int lid) { return tree_sum(red, v, lid, OPS_WG); }
 
 inline float group_max(local float *red, float v, int lid) {
     red[lid] = v;
@@ -34,13 +38,13 @@ inline float group_max(local float *red, float v, int lid) {
  * is 0); rows of dim floats; y may be x. */
 kernel void rmsnorm(global float *y, global const float *x, global const float *w, int has_w,
                     int dim, float eps) {
-    local float red[OPS_WG];
+    local float red[RMS_WG]; /* RMS_WG items a row: a decode step's one row is latency-bound */
     const int lid = get_local_id(0);
     const long off = (long)get_group_id(0) * dim;
     float ss = 0.0f;
-    for (int i = lid; i < dim; i += OPS_WG) ss += x[off + i] * x[off + i];
-    const float inv = 1.0f / sqrt(group_sum(red, ss, lid) / (float)dim + eps);
-    for (int i = lid; i < dim; i += OPS_WG) y[off + i] = x[off + i] * inv * (has_w ? w[i] : 1.0f);
+    for (int i = lid; i < dim; i += RMS_WG) ss += x[off + i] * x[off + i];
+    const float inv = 1.0f / sqrt(tree_sum(red, ss, lid, RMS_WG) / (float)dim + eps);
+    for (int i = lid; i < dim; i += RMS_WG) y[off + i] = x[off + i] * inv * (has_w ? w[i] : 1.0f);
 }
 
 /* y[i] += x[i], i < count */
