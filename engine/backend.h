@@ -65,6 +65,14 @@ typedef struct pt_device_ops {
     pt_status (*act_mul)(pt_device *d, pt_buf *g, pt_buf *u, int64_t count, pt_ffn_act act);
     pt_status (*softmax)(pt_device *d, pt_buf *x, int rows, int n);
     void (*close)(pt_device *d);
+    /* Optional (NULL: the graph runs matmul, add_bias and add one by one).
+     * matmul_fuses: whether matmul_fused takes this type and token count.
+     * matmul_fused: y = W x + bias (bias NULL: none), or with accumulate
+     * y += W x + bias (a residual added where the product lands), in one
+     * step. */
+    bool (*matmul_fuses)(pt_device *d, uint32_t type, int n);
+    pt_status (*matmul_fused)(pt_device *d, uint32_t type, pt_buf *w, int64_t rows, int64_t cols,
+                              pt_buf *x, int n, pt_buf *y, pt_buf *bias, bool accumulate);
 } pt_device_ops;
 
 /* A device: its ops, its name for reports and the backend's own state.

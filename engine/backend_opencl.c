@@ -59,6 +59,14 @@ static pt_status ocl_matmul(pt_device *d, uint32_t type, pt_buf *w, int64_t rows
     return check(d, pt_ocl_matmul(O(d), type, M(w), rows, cols, M(x), n, M(y)));
 }
 
+static bool ocl_matmul_fuses(pt_device *d, uint32_t type, int n) { return pt_ocl_fuses(O(d), type, n); }
+
+static pt_status ocl_matmul_fused(pt_device *d, uint32_t type, pt_buf *w, int64_t rows, int64_t cols,
+                                  pt_buf *x, int n, pt_buf *y, pt_buf *bias, bool accumulate) {
+    (void)n; /* 1: ocl_matmul_fuses said so */
+    return check(d, pt_ocl_matmul_fused(O(d), type, M(w), rows, cols, M(x), M(y), M(bias), accumulate));
+}
+
 static pt_status ocl_rmsnorm(pt_device *d, pt_buf *y, pt_buf *x, pt_buf *w, int rows, int dim,
                              float eps) {
     return check(d, pt_ocl_rmsnorm(O(d), M(y), M(x), M(w), rows, dim, eps));
@@ -99,7 +107,7 @@ static void ocl_close(pt_device *d) {
 static const pt_device_ops ocl_ops = {
     ocl_alloc,       ocl_weight,  ocl_free,    ocl_write,   ocl_read,     ocl_copy,
     pt_ocl_has_type, ocl_matmul,  ocl_rmsnorm, ocl_add,     ocl_add_bias, ocl_rope,
-    ocl_attention,   ocl_act_mul, ocl_softmax, ocl_close,
+    ocl_attention,   ocl_act_mul, ocl_softmax, ocl_close,   ocl_matmul_fuses, ocl_matmul_fused,
 };
 
 pt_status pt_device_opencl_open(int index, const char *cache_dir, pt_device **out, pt_error *err) {

@@ -297,6 +297,30 @@ static pt_status move_x(pt_graph_state *s, int from, int to, int n, int E, pt_er
     return PT_OK;
 }
 
+/* y = W x + bias (bias NULL: none), or with tmp (a scratch of y's shape)
+ * y += W x: one fused step where the device has it (backend.h), else
+ * matmul, add_bias and add one by one. */
+static pt_status product(pt_device *d, const pt_weight *W, pt_buf *w, pt_buf *x, int n, pt_buf *y,
+                         pt_buf *bias, pt_buf *tmp, pt_error *err) {
+    const pt_device_ops *op = d->ops;
+    if (op->matmul_fuses && op->matmul_fuses(d, W->type, n)) {
+        TRY(d, op->matmul_fused(d, W->type, w, W->rows, W->cols, x, n, y, bias, tmp != NULL));
+        return PT_OK;
+    }
+    pt_buf *out = tmp ? tmp : y;
+    TRY(d, op->matmul(d, W->type, w, W->rows, W->cols, x, n, out));
+    if (bias) TRY(d, op->add_bias(d, out, bias, n, (int)W->rows));
+    if (tmp) TRY(d, op->add(d, y, tmp, (int64_t)n * W->rows));
+    return PT_OK;
+}
+
+/* Run product(), returning its failure. */
+#define PRODUCT(...)                                                                               \
+    do {                                                                                           \
+        pt_status st_ = product(__VA_ARGS__, err);                                                 \
+        if (st_ != PT_OK) return st_;                                                              \
+    } while (0)
+
 static pt_status layer(const pt_llm *m, pt_graph_state *s, int il, int n, int p0, pt_error *err) {
     const pt_llm_hparams *hp = &m->hp;
     const pt_llm_layer *L = &m->layers[il];
@@ -309,12 +333,9 @@ static pt_status layer(const pt_llm *m, pt_graph_state *s, int il, int n, int p0
     const float eps = hp->norm_eps;
 
     TRY(d, op->rmsnorm(d, b->xn, b->x, w->attn_norm, n, E, eps));
-    TRY(d, op->matmul(d, L->wq.type, w->wq, L->wq.rows, L->wq.cols, b->xn, n, b->q));
-    TRY(d, op->matmul(d, L->wk.type, w->wk, L->wk.rows, L->wk.cols, b->xn, n, b->k));
-    TRY(d, op->matmul(d, L->wv.type, w->wv, L->wv.rows, L->wv.cols, b->xn, n, b->v));
-    if (w->bq) TRY(d, op->add_bias(d, b->q, w->bq, n, H * D));
-    if (w->bk) TRY(d, op->add_bias(d, b->k, w->bk, n, KD));
-    if (w->bv) TRY(d, op->add_bias(d, b->v, w->bv, n, KD));
+    PRODUCT(d, &L->wq, w->wq, b->xn, n, b->q, w->bq, NULL);
+    PRODUCT(d, &L->wk, w->wk, b->xn, n, b->k, w->bk, NULL);
+    PRODUCT(d, &L->wv, w->wv, b->xn, n, b->v, w->bv, NULL);
     if (w->q_norm) {
         TRY(d, op->rmsnorm(d, b->q, b->q, w->q_norm, n * H, D, eps));
         TRY(d, op->rmsnorm(d, b->k, b->k, w->k_norm, n * Hkv, D, eps));
@@ -327,17 +348,25 @@ static pt_status layer(const pt_llm *m, pt_graph_state *s, int il, int n, int p0
     TRY(d, op->copy(d, s->vc[il], at, b->v, 0, bytes));
     const pt_attn_shape a = {n, H, Hkv, D, p0, L->swa ? hp->n_swa : 0, hp->attn_scale};
     TRY(d, op->attention(d, b->att, b->q, s->kc[il], s->vc[il], &a));
-    TRY(d, op->matmul(d, L->wo.type, w->wo, L->wo.rows, L->wo.cols, b->att, n, b->xn));
-    if (w->attn_post_norm) TRY(d, op->rmsnorm(d, b->xn, b->xn, w->attn_post_norm, n, E, eps));
-    TRY(d, op->add(d, b->x, b->xn, (int64_t)n * E));
+    if (w->attn_post_norm) {
+        TRY(d, op->matmul(d, L->wo.type, w->wo, L->wo.rows, L->wo.cols, b->att, n, b->xn));
+        TRY(d, op->rmsnorm(d, b->xn, b->xn, w->attn_post_norm, n, E, eps));
+        TRY(d, op->add(d, b->x, b->xn, (int64_t)n * E));
+    } else {
+        PRODUCT(d, &L->wo, w->wo, b->att, n, b->x, NULL, b->xn); /* the residual */
+    }
 
     TRY(d, op->rmsnorm(d, b->xn, b->x, w->ffn_norm, n, E, eps));
     TRY(d, op->matmul(d, L->w_gate.type, w->w_gate, L->w_gate.rows, L->w_gate.cols, b->xn, n, b->gate));
     TRY(d, op->matmul(d, L->w_up.type, w->w_up, L->w_up.rows, L->w_up.cols, b->xn, n, b->up));
     TRY(d, op->act_mul(d, b->gate, b->up, (int64_t)n * F, hp->ffn_act));
-    TRY(d, op->matmul(d, L->w_down.type, w->w_down, L->w_down.rows, L->w_down.cols, b->gate, n, b->xn));
-    if (w->ffn_post_norm) TRY(d, op->rmsnorm(d, b->xn, b->xn, w->ffn_post_norm, n, E, eps));
-    TRY(d, op->add(d, b->x, b->xn, (int64_t)n * E));
+    if (w->ffn_post_norm) {
+        TRY(d, op->matmul(d, L->w_down.type, w->w_down, L->w_down.rows, L->w_down.cols, b->gate, n, b->xn));
+        TRY(d, op->rmsnorm(d, b->xn, b->xn, w->ffn_post_norm, n, E, eps));
+        TRY(d, op->add(d, b->x, b->xn, (int64_t)n * E));
+    } else {
+        PRODUCT(d, &L->w_down, w->w_down, b->gate, n, b->x, NULL, b->xn); /* the residual */
+    }
     return PT_OK;
 }
 

@@ -26,6 +26,7 @@
 #include "llm.h"
 #include "llm_graph.h"
 #include "llm_internal.h"
+#include "ocl.h"
 
 #include <math.h>
 
@@ -60,7 +61,9 @@ static double max_rel(const float *a, const float *b, size_t n) {
 }
 
 /* A model loaded for the "ref" CPU kernels, placed on OpenCL when
- * `placement` is non-NULL (1: all layers and the output; 2: mixed). */
+ * `placement` is non-NULL (1: all layers and the output; 2: mixed; 3: as
+ * 1 with the kernels a GPU runs, the fused decode products among them,
+ * even on a CPU device). */
 static pt_llm *load(pt_gguf *g, int placement) {
     pt_cpu ref;
     pt_error err = {0};
@@ -69,18 +72,19 @@ static pt_llm *load(pt_gguf *g, int placement) {
           "load: %s", err.msg);
     if (!m || !placement) return m;
     pt_device *dev = ocl_test_open("opencl_greedy");
+    if (placement == 3) pt_ocl_use_group_kernels(dev->impl, true);
     const int L = m->hp.n_layer;
     bool on[256];
     int want = 0; /* the layers asked for whose matrix types all have kernels */
     for (int il = 0; il < L && il < 256; il++) {
-        on[il] = placement == 1 || il % 3 != 0;
+        on[il] = placement != 2 || il % 3 != 0;
         const pt_llm_layer *Ly = &m->layers[il];
         const pt_weight *ws[] = {&Ly->wq, &Ly->wk, &Ly->wv, &Ly->wo, &Ly->w_gate, &Ly->w_up, &Ly->w_down};
         bool fits = true;
         for (int k = 0; k < 7; k++) fits = fits && dev->ops->has_type(ws[k]->type);
         want += on[il] && fits;
     }
-    CHECK(pt_llm_place(m, dev, on, placement == 1, &err) == PT_OK, "place: %s", err.msg);
+    CHECK(pt_llm_place(m, dev, on, placement != 2, &err) == PT_OK, "place: %s", err.msg);
     CHECK(m->graph && pt_llm_graph_device_layers(m->graph) == want, "%d of %d layers on the device",
           m->graph ? pt_llm_graph_device_layers(m->graph) : -1, want);
     return m;
@@ -184,6 +188,28 @@ static void smollm2(void) {
     }
     CHECK(worst_kl <= KL_MAX, "KL(CPU || OpenCL) %.3g above %.0e", worst_kl, KL_MAX);
     printf("SmolLM2 greedy: worst KL(CPU || OpenCL) per step %.3g (bound %.0e)\n", worst_kl, KL_MAX);
+
+    /* the GPU's kernels (on PoCL too): tiled prompt products, fused decode
+     * products with the Q/K/V biases and residuals; the first prompt */
+    pt_llm *gpu = LF_SANITIZED ? NULL : load(g, 3);
+    if (gpu && ocl) {
+        const lf_greedy_run *r = &fx.runs[0];
+        const int n_gen = r->n_gen < 4 ? r->n_gen : 4;
+        int32_t *ta = calloc((size_t)n_gen, 4), *tb = calloc((size_t)n_gen, 4);
+        float *la = calloc((size_t)n_gen * V, 4), *lb = calloc((size_t)n_gen * V, 4);
+        greedy(ref, r, n_gen, ta, la);
+        greedy(gpu, r, n_gen, tb, lb);
+        double kl = 0;
+        for (int t = 0; t < n_gen; t++) {
+            CHECK(ta[t] == tb[t], "GPU kernels: greedy token %d is %d, the CPU's %d", t, tb[t], ta[t]);
+            const double k = kl_div(la + (size_t)t * V, lb + (size_t)t * V, V);
+            if (k > kl || !(k == k)) kl = k;
+        }
+        CHECK(kl <= KL_MAX, "GPU kernels: KL(CPU || OpenCL) %.3g above %.0e", kl, KL_MAX);
+        printf("SmolLM2 with the GPU kernels: %d tokens, worst KL %.3g\n", n_gen, kl);
+        free(ta), free(tb), free(la), free(lb);
+    }
+    pt_llm_free(gpu);
 
     /* mixed placement: the prompt's logits (not sanitized: its CPU layers
      * run the reference kernels on one thread; the tiny models cover it) */

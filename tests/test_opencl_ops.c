@@ -94,6 +94,44 @@ static void test_matmul(uint32_t type, int rows, int cols, int n) {
     free(xv);
 }
 
+/* The fused decode product (backend.h matmul_fused, n = 1) against the
+ * CPU's matmul, add_bias and add: y = W x + bias, or y += W x + bias. */
+static void test_fused(uint32_t type, int rows, int cols, bool bias, bool accumulate) {
+    const size_t rb = pt_type_row_bytes(type, cols);
+    uint8_t *w = malloc(rb * rows);
+    float *row = rand_vec((size_t)cols, 1.0f);
+    for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < cols; c++) row[c] = frand();
+        pt_quantize_row(type, row, w + rb * r, cols);
+    }
+    pt_buf *wc = cpu->ops->weight(cpu, w, rb * rows), *wo = ocl->ops->weight(ocl, w, rb * rows);
+    float *xv = rand_vec((size_t)cols, 1.0f), *bv = rand_vec((size_t)rows, 1.0f), *yv = rand_vec((size_t)rows, 1.0f);
+    pair x = up(xv, (size_t)cols), b = up(bv, (size_t)rows), y = up(yv, (size_t)rows), t = up(NULL, (size_t)rows);
+    char what[96];
+    snprintf(what, sizeof what, "fused %s %dx%d%s%s", pt_type_name(type), rows, cols, bias ? " +bias" : "",
+             accumulate ? " +=" : "");
+    CHECK(ocl->ops->matmul_fuses(ocl, type, 1), "%s: the device fuses it", what);
+    pt_buf *out = accumulate ? t.c : y.c;
+    CHECK(cpu->ops->matmul(cpu, type, wc, rows, cols, x.c, 1, out) == PT_OK, "%s cpu", what);
+    if (bias) CHECK(cpu->ops->add_bias(cpu, out, b.c, 1, rows) == PT_OK, "%s cpu bias", what);
+    if (accumulate) CHECK(cpu->ops->add(cpu, y.c, t.c, rows) == PT_OK, "%s cpu add", what);
+    CHECK(ocl->ops->matmul_fused(ocl, type, wo, rows, cols, x.o, 1, y.o, bias ? b.o : NULL, accumulate) == PT_OK,
+          "%s: %s", what, ocl->err.msg);
+    const double e = compare(y, what);
+    if (e > worst_mm) worst_mm = e;
+    down(x);
+    down(b);
+    down(y);
+    down(t);
+    cpu->ops->free(cpu, wc);
+    ocl->ops->free(ocl, wo);
+    free(w);
+    free(row);
+    free(xv);
+    free(bv);
+    free(yv);
+}
+
 static void test_rmsnorm(int rows, int dim, bool weighted, bool in_place) {
     float *xv = rand_vec((size_t)rows * dim, 3.0f), *wv = rand_vec((size_t)dim, 2.0f);
     pair x = up(xv, (size_t)rows * dim), w = up(wv, dim), y = up(NULL, (size_t)rows * dim);
@@ -240,7 +278,16 @@ int main(void) {
         printf("matmul kernels: %s\n", group || !pt_ocl_info(o)->cpu ? "work-group (tiled gemm from 32 tokens)" : "row");
         test_matmuls();
     }
+    /* the fused decode products GPUs take (group kernels on) */
+    const uint32_t fused[] = {PT_TYPE_Q4_0, PT_TYPE_Q4_1, PT_TYPE_Q5_0, PT_TYPE_Q5_1, PT_TYPE_Q8_0};
+    for (size_t i = 0; i < sizeof fused / sizeof *fused; i++)
+        for (int f = 0; f < 4; f++)
+            test_fused(fused[i], irand(1, 200), 32 * irand(1, 90), f & 1, f & 2);
+    CHECK(!ocl->ops->matmul_fuses(ocl, PT_TYPE_Q4_0, 2), "no fused product for 2 tokens");
+    CHECK(!ocl->ops->matmul_fuses(ocl, PT_TYPE_F32, 1), "no fused product for F32");
     pt_ocl_use_group_kernels(o, false);
+    CHECK(pt_ocl_info(o)->cpu == !ocl->ops->matmul_fuses(ocl, PT_TYPE_Q4_0, 1),
+          "CPU devices run the row kernels, unfused");
 
     test_rmsnorm(1, 1, true, false);
     test_rmsnorm(5, 37, true, false);

@@ -44,10 +44,12 @@ inline float blk_half(global const uchar *p, int off) {
  * need them), then a tree sum in local memory. Many short work-groups keep
  * enough loads in flight to cover the memory's latency, which the
  * MM_NR-row groups of MM_QUANT (a long serial walk per item) did not.
- * Grid: rows groups of MM_WG items. */
+ * flags: 1 adds bias[r], 2 adds to y instead of storing (a residual);
+ * bias is any buffer when flags has no 1. Grid: rows groups of MM_WG items. */
 #define MM_VEC(NAME, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL)                                     \
     kernel void NAME(global const uchar *w, ulong row_bytes, int rows, int cols,                \
-                     global const float *x, int n, global float *y) {                           \
+                     global const float *x, int n, global float *y, global const float *bias,    \
+                     int flags) {                                                               \
         local float red[MM_WG];                                                                 \
         const int lid = get_local_id(0), r = get_group_id(0), nb = cols / 32;                  \
         global const uchar *wr = w + (long)r * row_bytes;                                       \
@@ -73,7 +75,8 @@ inline float blk_half(global const uchar *p, int off) {
             if (lid < h) red[lid] += red[lid + h];                                              \
             barrier(CLK_LOCAL_MEM_FENCE);                                                       \
         }                                                                                       \
-        if (lid == 0 && r < rows) y[r] = red[0];                                                \
+        if (lid == 0 && r < rows)                                                               \
+            y[r] = red[0] + (flags & 1 ? bias[r] : 0.0f) + (flags & 2 ? y[r] : 0.0f);            \
     }
 
 /* The prefill form (MM_NT tokens): the work-group first copies the x

@@ -493,18 +493,41 @@ int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t
         return pt_ocl_launch(o, k + 2, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn),
                       ARG(ym));
     }
-    const bool legacy = type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q5_0 ||
-                        type == PT_TYPE_Q5_1 || type == PT_TYPE_Q8_0;
-    if (n == 1 && legacy) { /* MM_VEC: a group per row */
-        const size_t global = (size_t)rows * MM_WG, local = MM_WG;
-        return pt_ocl_launch(o, k, 1, &global, &local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn),
-                             ARG(ym));
-    }
+    if (pt_ocl_fuses(o, type, n)) return pt_ocl_matmul_fused(o, type, w, rows, cols, x, y, NULL, false);
     const int nt = n == 1 ? 1 : MM_NT;
     if (nt > 1) k++; /* the _n kernel follows the _1 one */
     const size_t global[2] = {(size_t)(rows + MM_NR - 1) / MM_NR * MM_WG, (size_t)(n + nt - 1) / nt};
     const size_t local[2] = {MM_WG, 1};
     return pt_ocl_launch(o, k, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn), ARG(ym));
+}
+
+bool pt_ocl_fuses(const pt_ocl *o, uint32_t type, int n) {
+    return !o->cpu && n == 1 &&
+           (type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q5_0 ||
+            type == PT_TYPE_Q5_1 || type == PT_TYPE_Q8_0);
+}
+
+int pt_ocl_matmul_fused(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t cols,
+                        pt_ocl_mem *x, pt_ocl_mem *y, pt_ocl_mem *bias, bool accumulate) {
+    int k;
+    switch (type) {
+    case PT_TYPE_Q4_0: k = K_Q4_0_1; break;
+    case PT_TYPE_Q4_1: k = K_Q4_1_1; break;
+    case PT_TYPE_Q5_0: k = K_Q5_0_1; break;
+    case PT_TYPE_Q5_1: k = K_Q5_1_1; break;
+    case PT_TYPE_Q8_0: k = K_Q8_0_1; break;
+    default:
+        set_err(o->err, sizeof o->err, "OpenCL has no fused product for type %s", pt_type_name(type));
+        return -1;
+    }
+    if (rows <= 0) return 0;
+    /* MM_VEC: a group per row */
+    const cl_mem wm = (cl_mem)w, xm = (cl_mem)x, ym = (cl_mem)y, bm = (cl_mem)(bias ? bias : y);
+    const cl_ulong rb = pt_type_row_bytes(type, cols);
+    const cl_int r = (cl_int)rows, c = (cl_int)cols, one = 1, flags = (bias ? 1 : 0) | (accumulate ? 2 : 0);
+    const size_t global = (size_t)rows * MM_WG, local = MM_WG;
+    return pt_ocl_launch(o, k, 1, &global, &local, 9, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(one),
+                         ARG(ym), ARG(bm), ARG(flags));
 }
 
 int pt_ocl_rmsnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *w, int rows, int dim,

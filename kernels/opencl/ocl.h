@@ -76,6 +76,13 @@ bool pt_ocl_has_type(uint32_t type);
 /* y[t][r] = W[r] . x[t]: W rows x cols of `type` (GGUF layout), x [n][cols], y [n][rows]. */
 int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t cols,
                   pt_ocl_mem *x, int n, pt_ocl_mem *y);
+/* Whether pt_ocl_matmul_fused takes this type and token count (the
+ * decode products of the legacy quantized types on a GPU). */
+bool pt_ocl_fuses(const pt_ocl *o, uint32_t type, int n);
+/* y[r] = (accumulate ? y[r] : 0) + W[r] . x + (bias ? bias[r] : 0) for one
+ * token (n == 1), where pt_ocl_fuses says so. */
+int pt_ocl_matmul_fused(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t cols,
+                        pt_ocl_mem *x, pt_ocl_mem *y, pt_ocl_mem *bias, bool accumulate);
 /* y[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w over `rows` rows of dim (w NULL: none; y may be x). */
 int pt_ocl_rmsnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *w, int rows, int dim,
                    float eps);
