@@ -263,6 +263,35 @@ static void test_matmuls(void) {
     printf("matmul: %d shapes, worst relative difference %.2g\n", n_mm, worst_mm);
 }
 
+/* gemm.cl's other tiles (128 x 128: two fill passes of rows and of
+ * tokens, 8 x 8 outputs an item) and the per-device tuning that picks one
+ * (ocl_tune.c): timed, written, then read back. Group kernels on. */
+static void test_gemm_tiles(pt_ocl *o) {
+    const uint32_t types[] = {PT_TYPE_Q4_0, PT_TYPE_Q8_0, PT_TYPE_F16, PT_TYPE_Q4_K};
+    const int shapes[][3] = {{129, 256, 65}, {300, 512, 40}, {70, 256, 200}};
+    CHECK(pt_ocl_set_gemm_tile(o, 128, 128) == 0, "128 x 128 tile: %s", pt_ocl_error(o));
+    CHECK(pt_ocl_set_gemm_tile(o, 96, 64) != 0, "a tile of 96 rows is refused");
+    int m = 0, n = 0;
+    bool from_file = true;
+    pt_ocl_gemm_tile(o, &m, &n, &from_file);
+    CHECK(m == 128 && n == 128, "the tile in use is %d x %d", m, n);
+    for (size_t t = 0; t < sizeof types / sizeof *types; t++)
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) test_matmul(types[t], shapes[s][0], shapes[s][1], shapes[s][2]);
+    /* the two tiles built so far, timed on a small product */
+    CHECK(pt_ocl_tune(o, 128, 256, 64, 2, true) == 0, "tuning: %s", pt_ocl_error(o));
+    pt_ocl_gemm_tile(o, &m, &n, &from_file);
+    CHECK(!from_file && m == n && (m == 64 || m == 128), "timed: %d x %d", m, n);
+    const bool cached = getenv("PETREL_OPENCL_CACHE") && *getenv("PETREL_OPENCL_CACHE");
+    int m2 = 0, n2 = 0;
+    CHECK(pt_ocl_tune(o, 128, 256, 64, 2, false) == 0, "tuning again: %s", pt_ocl_error(o));
+    pt_ocl_gemm_tile(o, &m2, &n2, &from_file);
+    CHECK(from_file == cached && m2 == m && n2 == n, "the second tuning %s: %d x %d",
+          from_file ? "read the file" : "timed", m2, n2);
+    test_matmul(PT_TYPE_Q4_0, 129, 256, 65);
+    CHECK(pt_ocl_set_gemm_tile(o, 64, 64) == 0, "back to 64 x 64: %s", pt_ocl_error(o));
+    printf("gemm tiles: 128 x 128 checked; tuning chose %d x %d\n", m, n);
+}
+
 int main(void) {
     ocl_test_rng = 0x9e3779b97f4a7c15ull;
     ocl = ocl_test_open("opencl_ops");
@@ -285,6 +314,7 @@ int main(void) {
             test_fused(fused[i], irand(1, 200), 32 * irand(1, 90), f & 1, f & 2);
     CHECK(!ocl->ops->matmul_fuses(ocl, PT_TYPE_Q4_0, 2), "no fused product for 2 tokens");
     CHECK(!ocl->ops->matmul_fuses(ocl, PT_TYPE_F32, 1), "no fused product for F32");
+    test_gemm_tiles(o);
     pt_ocl_use_group_kernels(o, false);
     CHECK(pt_ocl_info(o)->cpu == !ocl->ops->matmul_fuses(ocl, PT_TYPE_Q4_0, 1),
           "CPU devices run the row kernels, unfused");

@@ -1,19 +1,33 @@
 /*
  * gemm.cl — the products of matmul.cl for long prompts on GPUs (n >= 32
- * tokens): a tiled matrix product. A work-group of 256 items computes a
- * tile of 64 rows x 64 tokens; for each 32 columns it dequantizes the
- * weights' 64 x 32 tile and copies x's 64 x 32 tile into local memory
- * (Ws[k][row], Xs[k][token], one pad column against bank conflicts),
- * then every item accumulates its 4 rows x 4 tokens (rows ty + 16 i,
- * tokens tx + 16 j) over the 32 columns. Each weight is dequantized once
- * per 64 tokens, each x value read once per 64 rows.
+ * tokens): a tiled matrix product. A work-group of 256 items (a 16 x 16
+ * grid: tx = lid % 16, ty = lid / 16) computes a tile of GM rows x GN
+ * tokens; for each 32 columns it dequantizes the weights' GM x 32 tile and
+ * copies x's GN x 32 tile into local memory (Ws[k][row], Xs[k][token], one
+ * pad column against bank conflicts), then every item accumulates its
+ * TM x TN outputs (rows ty + 16 i, tokens tx + 16 j) over the 32 columns.
+ * Each weight is dequantized once per GN tokens, each x value read once
+ * per GM rows.
+ *
+ * GM and GN (64 or 128) come from the program's options (-DGEMM_M,
+ * -DGEMM_N): ocl.c times the variants on the device at first use and
+ * keeps the fastest (ocl_tune.c).
  *
  * FILL(row, part, kb) writes Ws[part * 8 .. part * 8 + 8)[row] for the
- * weight row `row` (a valid row) and the 32 columns of step kb.
+ * weight row `row` (a valid row) and the 32 columns of step kb; the 256
+ * items fill 64 rows a pass (row lid / 4, part lid % 4).
  */
-#define GM 64
-#define GN 64
+#ifndef GEMM_M
+#define GEMM_M 64
+#endif
+#ifndef GEMM_N
+#define GEMM_N 64
+#endif
+#define GM GEMM_M
+#define GN GEMM_N
 #define GK 32
+#define TM (GM / 16)
+#define TN (GN / 16)
 
 #define MM_GEMM(NAME, FILL)                                                                     \
     kernel void NAME(global const uchar *w, ulong row_bytes, int rows, int cols,                \
@@ -22,37 +36,41 @@
         local float Xs[GK][GN + 1];                                                             \
         const int lid = get_local_id(0), tx = lid % 16, ty = lid / 16;                         \
         const int r0 = get_group_id(0) * GM, t0 = get_group_id(1) * GN;                        \
-        const int lrow = lid / 4, part = lid % 4; /* what this item loads */                   \
-        float acc[4][4];                                                                        \
-        for (int i = 0; i < 4; i++)                                                             \
-            for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;                                       \
+        const int part = lid % 4; /* what this item loads */                                   \
+        float acc[TM][TN];                                                                      \
+        for (int i = 0; i < TM; i++)                                                            \
+            for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;                                      \
         const int steps = (cols + GK - 1) / GK;                                                 \
         for (int kb = 0; kb < steps; kb++) {                                                    \
-            if (r0 + lrow < rows) {                                                             \
-                const int row = lrow;                                                           \
-                global const uchar *wrow = w + (long)(r0 + row) * row_bytes;                    \
-                FILL;                                                                           \
-            } else {                                                                            \
-                for (int i = 0; i < 8; i++) Ws[part * 8 + i][lrow] = 0.0f;                      \
+            for (int rp = 0; rp < GM / 64; rp++) {                                              \
+                const int row = lid / 4 + 64 * rp;                                              \
+                if (r0 + row < rows) {                                                          \
+                    global const uchar *wrow = w + (long)(r0 + row) * row_bytes;                \
+                    FILL;                                                                       \
+                } else {                                                                        \
+                    for (int i = 0; i < 8; i++) Ws[part * 8 + i][row] = 0.0f;                   \
+                }                                                                               \
             }                                                                                   \
-            const int tok = lid / 4;                                                            \
-            for (int i = 0; i < 8; i++) {                                                       \
-                const int c = kb * GK + part * 8 + i;                                           \
-                Xs[part * 8 + i][tok] =                                                         \
-                    t0 + tok < n && c < cols ? x[(long)(t0 + tok) * cols + c] : 0.0f;           \
+            for (int tp = 0; tp < GN / 64; tp++) {                                              \
+                const int tok = lid / 4 + 64 * tp;                                              \
+                for (int i = 0; i < 8; i++) {                                                   \
+                    const int c = kb * GK + part * 8 + i;                                       \
+                    Xs[part * 8 + i][tok] =                                                     \
+                        t0 + tok < n && c < cols ? x[(long)(t0 + tok) * cols + c] : 0.0f;       \
+                }                                                                               \
             }                                                                                   \
             barrier(CLK_LOCAL_MEM_FENCE);                                                       \
             for (int k = 0; k < GK; k++) {                                                      \
-                float wv[4], xv[4];                                                             \
-                for (int i = 0; i < 4; i++) wv[i] = Ws[k][ty + 16 * i];                         \
-                for (int j = 0; j < 4; j++) xv[j] = Xs[k][tx + 16 * j];                         \
-                for (int i = 0; i < 4; i++)                                                     \
-                    for (int j = 0; j < 4; j++) acc[i][j] += wv[i] * xv[j];                     \
+                float wv[TM], xv[TN];                                                           \
+                for (int i = 0; i < TM; i++) wv[i] = Ws[k][ty + 16 * i];                        \
+                for (int j = 0; j < TN; j++) xv[j] = Xs[k][tx + 16 * j];                        \
+                for (int i = 0; i < TM; i++)                                                    \
+                    for (int j = 0; j < TN; j++) acc[i][j] += wv[i] * xv[j];                    \
             }                                                                                   \
             barrier(CLK_LOCAL_MEM_FENCE);                                                       \
         }                                                                                       \
-        for (int i = 0; i < 4; i++)                                                             \
-            for (int j = 0; j < 4; j++) {                                                       \
+        for (int i = 0; i < TM; i++)                                                            \
+            for (int j = 0; j < TN; j++) {                                                      \
                 const int r = r0 + ty + 16 * i, t = t0 + tx + 16 * j;                           \
                 if (r < rows && t < n) y[(long)t * rows + r] = acc[i][j];                       \
             }                                                                                   \

@@ -4,8 +4,6 @@
  * files by CMake) or loaded from the binary cache, buffers, and the
  * enqueueing of each kernel with its work sizes.
  */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
 
 #include "ocl.h"
 #include "ocl_impl.h"
@@ -32,23 +30,6 @@ static const char *const kernel_names[K_COUNT] = {
     "act_mul",   "softmax",   "attention", "im2col_hwc", "upsample2x", "concat",
     "groupnorm", "layernorm", "geglu",     "act",       "add_image",  "mha"};
 
-struct pt_ocl {
-    cl_platform_id platform;
-    cl_device_id device;
-    cl_context ctx;
-    cl_command_queue queue;
-    cl_program program;
-    cl_kernel k[K_COUNT];
-    pt_ocl_device_info info;
-    bool cpu;          /* a CPU device (PoCL): the row kernels of matmul.cl */
-    bool gemm;         /* the device runs gemm.cl's 256-item groups (every kernel of it) */
-    bool from_cache;
-    /* PETREL_OCL_PROFILE=FILE: every kernel is waited for and its device
-     * time added to prof_ns; the totals are appended to FILE at close */
-    char prof_path[512];
-    uint64_t prof_ns[K_COUNT], prof_n[K_COUNT];
-    char err[512];
-};
 
 static void set_err(char *err, size_t cap, const char *fmt, ...) {
     if (!err || !cap) return;
@@ -152,7 +133,7 @@ static uint64_t fnv1a(uint64_t h, const char *s) {
 }
 
 /* mkdir -p */
-static bool make_dirs(const char *path) {
+bool pt_ocl_make_dirs(const char *path) {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return false;
     for (char *p = buf + 1; *p; p++) {
@@ -175,6 +156,16 @@ static void cache_path(const pt_ocl *o, const char *dir, const char *opts, char 
     h = fnv1a(h, o->info.version);
     h = fnv1a(h, o->info.driver);
     snprintf(out, cap, "%s/%016llx.bin", dir, (unsigned long long)h);
+}
+
+void pt_ocl_device_key(const pt_ocl *o, char *out, size_t cap) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = fnv1a(h, pt_ocl_source);
+    h = fnv1a(h, o->info.platform);
+    h = fnv1a(h, o->info.name);
+    h = fnv1a(h, o->info.version);
+    h = fnv1a(h, o->info.driver);
+    snprintf(out, cap, "%016llx", (unsigned long long)h);
 }
 
 static unsigned char *read_file(const char *path, size_t *len) {
@@ -232,10 +223,11 @@ static int build(pt_ocl *o, const char *opts) {
 
 static int make_program(pt_ocl *o, const char *cache_dir) {
     char opts[256];
-    snprintf(opts, sizeof opts, "-DMM_WG=%d -DMM_NR=%d -DMM_NT=%d -DOPS_WG=%d -DRMS_WG=%d -DATT_WG=%d",
-             MM_WG, MM_NR, MM_NT, OPS_WG, RMS_WG, ATT_WG);
+    snprintf(opts, sizeof opts,
+             "-DMM_WG=%d -DMM_NR=%d -DMM_NT=%d -DOPS_WG=%d -DRMS_WG=%d -DATT_WG=%d -DGEMM_M=%d -DGEMM_N=%d",
+             MM_WG, MM_NR, MM_NT, OPS_WG, RMS_WG, ATT_WG, o->gemm_m, o->gemm_n);
     char path[4200] = "";
-    if (cache_dir && *cache_dir && make_dirs(cache_dir)) {
+    if (cache_dir && *cache_dir && pt_ocl_make_dirs(cache_dir)) {
         cache_path(o, cache_dir, opts, path, sizeof path);
         size_t len = 0;
         unsigned char *bin = read_file(path, &len);
@@ -288,15 +280,44 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
     if (st == CL_SUCCESS)
         o->queue = clCreateCommandQueue(o->ctx, o->device, *o->prof_path ? CL_QUEUE_PROFILING_ENABLE : 0, &st);
     if (st != CL_SUCCESS) fail(o, st, "context creation");
-    if (st == CL_SUCCESS && make_program(o, cache_dir) != 0) st = CL_BUILD_PROGRAM_FAILURE;
-    for (int i = 0; i < K_COUNT && st == CL_SUCCESS; i++) {
-        o->k[i] = clCreateKernel(o->program, kernel_names[i], &st);
-        if (st != CL_SUCCESS) fail(o, st, kernel_names[i]);
-    }
+    if (cache_dir && *cache_dir) snprintf(o->cache_dir, sizeof o->cache_dir, "%s", cache_dir);
+    if (st == CL_SUCCESS && pt_ocl_rebuild(o, GEMM_TILE, GEMM_TILE) != 0) st = CL_BUILD_PROGRAM_FAILURE;
     if (st != CL_SUCCESS) {
         set_err(err, err_cap, "%s: %s", o->info.name, o->err);
         pt_ocl_close(o);
         return NULL;
+    }
+    /* GPUs: gemm.cl's tile as timed on this device (at first use, then
+     * remembered beside the program binaries); the default tile if that
+     * fails */
+    if (!o->cpu && o->gemm && *o->cache_dir && pt_ocl_tune(o, GEMM_TUNE_ROWS, GEMM_TUNE_COLS, GEMM_TUNE_N, 0, false) != 0 &&
+        pt_ocl_rebuild(o, GEMM_TILE, GEMM_TILE) != 0) {
+        set_err(err, err_cap, "%s: %s", o->info.name, o->err);
+        pt_ocl_close(o);
+        return NULL;
+    }
+    return o;
+}
+
+static void release_program(pt_ocl *o) {
+    for (int i = 0; i < K_COUNT; i++) {
+        if (o->k[i]) clReleaseKernel(o->k[i]);
+        o->k[i] = NULL;
+    }
+    if (o->program) clReleaseProgram(o->program);
+    o->program = NULL;
+}
+
+int pt_ocl_rebuild(pt_ocl *o, int gemm_m, int gemm_n) {
+    release_program(o);
+    o->gemm_m = gemm_m;
+    o->gemm_n = gemm_n;
+    o->from_cache = false;
+    if (make_program(o, *o->cache_dir ? o->cache_dir : NULL) != 0) return CL_BUILD_PROGRAM_FAILURE;
+    cl_int st = CL_SUCCESS;
+    for (int i = 0; i < K_COUNT && st == CL_SUCCESS; i++) {
+        o->k[i] = clCreateKernel(o->program, kernel_names[i], &st);
+        if (st != CL_SUCCESS) return fail(o, st, kernel_names[i]);
     }
     /* a kernel heavy in registers may not run 256 items per group (some
      * mobile GPUs): then long prompts take the _n kernels */
@@ -308,7 +329,21 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
             wg < GEMM_WG)
             o->gemm = false;
     }
-    return o;
+    return 0;
+}
+
+int pt_ocl_set_gemm_tile(pt_ocl *o, int rows, int tokens) {
+    if ((rows != 64 && rows != 128) || (tokens != 64 && tokens != 128)) {
+        set_err(o->err, sizeof o->err, "no gemm tile of %d x %d", rows, tokens);
+        return -1;
+    }
+    return pt_ocl_rebuild(o, rows, tokens);
+}
+
+void pt_ocl_gemm_tile(const pt_ocl *o, int *rows, int *tokens, bool *from_file) {
+    *rows = o->gemm_m;
+    *tokens = o->gemm_n;
+    if (from_file) *from_file = o->tuned_from_file;
 }
 
 /* Append "kernel launches total_ms mean_us" lines for the kernels that ran. */
@@ -327,9 +362,7 @@ void pt_ocl_close(pt_ocl *o) {
     if (!o) return;
     if (o->queue) clFinish(o->queue);
     if (*o->prof_path) write_profile(o);
-    for (int i = 0; i < K_COUNT; i++)
-        if (o->k[i]) clReleaseKernel(o->k[i]);
-    if (o->program) clReleaseProgram(o->program);
+    release_program(o);
     if (o->queue) clReleaseCommandQueue(o->queue);
     if (o->ctx) clReleaseContext(o->ctx);
     free(o);
@@ -481,8 +514,8 @@ int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t
     default: g = K_Q6_K_G; break;
     }
     if (!o->cpu && o->gemm && n >= GEMM_MIN_N) {
-        const size_t global[2] = {(size_t)(rows + GEMM_TILE - 1) / GEMM_TILE * GEMM_WG,
-                                  (size_t)(n + GEMM_TILE - 1) / GEMM_TILE};
+        const size_t global[2] = {(size_t)(rows + o->gemm_m - 1) / o->gemm_m * GEMM_WG,
+                                  (size_t)(n + o->gemm_n - 1) / o->gemm_n};
         const size_t local[2] = {GEMM_WG, 1};
         return pt_ocl_launch(o, g, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn), ARG(ym));
     }

@@ -55,6 +55,18 @@ const pt_ocl_device_info *pt_ocl_info(const pt_ocl *o);
 void pt_ocl_use_group_kernels(pt_ocl *o, bool group);
 /* Whether the program came from the binary cache (tests). */
 bool pt_ocl_from_cache(const pt_ocl *o);
+/* gemm.cl's tile in use (rows x tokens a work-group), and whether it was
+ * read from the tuning file. */
+void pt_ocl_gemm_tile(const pt_ocl *o, int *rows, int *tokens, bool *from_file);
+/* Choose gemm.cl's tile for this device: read `<key>.tune` in the cache
+ * directory when it is there (unless retime), else time the first n_tiles
+ * tiles (0: all 4) on a Q4_0 product of rows x cols by n tokens, keep the
+ * fastest and write the file (when the program has a cache directory).
+ * pt_ocl_open runs it on GPUs with a cache directory; tests call it on any
+ * device. 0, or an OpenCL status (then the program may be another tile's). */
+int pt_ocl_tune(pt_ocl *o, int rows, int cols, int n, int n_tiles, bool retime);
+/* Rebuild the program with gemm.cl's tile rows x tokens (64 or 128 each). */
+int pt_ocl_set_gemm_tile(pt_ocl *o, int rows, int tokens);
 
 /* A device buffer of `bytes`, filled from init when non-NULL (zeroed
  * otherwise). With `host` (read-only weights on a unified-memory device)

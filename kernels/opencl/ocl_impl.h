@@ -6,6 +6,9 @@
 #ifndef PETREL_OCL_IMPL_H
 #define PETREL_OCL_IMPL_H
 
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
 #include "ocl.h"
 
 #include <stddef.h>
@@ -20,8 +23,14 @@
 #define ATT_WG 64
 #define ATT_MAX_D PT_OCL_MAX_HEAD_DIM /* ATT_WG * ATT_DPI of attention.cl */
 _Static_assert(ATT_WG * 4 == ATT_MAX_D, "attention.cl's ATT_DPI is 4");
-#define GEMM_WG 256   /* gemm.cl: 64 x 64 outputs per group, 4 x 4 per item */
-#define GEMM_TILE 64
+#define GEMM_WG 256   /* gemm.cl: a 16 x 16 grid of items */
+#define GEMM_TILE 64  /* gemm.cl's default tile: 64 rows x 64 tokens, 4 x 4 per item */
+/* The product ocl_tune.c times each tile on: a Q4_0 matrix of this many
+ * rows and columns by this many tokens (a 1.5B model's attention matrix
+ * and a long prompt's batch) */
+#define GEMM_TUNE_ROWS 2048
+#define GEMM_TUNE_COLS 2048
+#define GEMM_TUNE_N 512
 #define GEMM_MIN_N 32 /* fewer tokens: the _n kernels */
 
 enum {
@@ -38,6 +47,35 @@ enum {
     K_IM2COL, K_UPSAMPLE, K_CONCAT, K_GROUPNORM, K_LAYERNORM, K_GEGLU, K_ACT, K_ADD_IMAGE, K_MHA,
     K_COUNT
 };
+struct pt_ocl {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context ctx;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel k[K_COUNT];
+    pt_ocl_device_info info;
+    bool cpu;          /* a CPU device (PoCL): the row kernels of matmul.cl */
+    bool gemm;         /* the device runs gemm.cl's 256-item groups (every kernel of it) */
+    bool from_cache;
+    int gemm_m, gemm_n;   /* gemm.cl's tile: rows x tokens (GEMM_M, GEMM_N) */
+    bool tuned_from_file; /* the tile came from the tuning file (ocl_tune.c) */
+    char cache_dir[512];  /* "" when program binaries are not cached */
+    /* PETREL_OCL_PROFILE=FILE: every kernel is waited for and its device
+     * time added to prof_ns; the totals are appended to FILE at close */
+    char prof_path[512];
+    uint64_t prof_ns[K_COUNT], prof_n[K_COUNT];
+    char err[512];
+};
+
+/* Build the program (from the binary cache where it has it) with gemm.cl's
+ * tile gemm_m x gemm_n and create every kernel. */
+int pt_ocl_rebuild(pt_ocl *o, int gemm_m, int gemm_n);
+/* "%016llx" of the source, platform, device and driver: the name the
+ * tuning file goes under (ocl_tune.c). */
+void pt_ocl_device_key(const pt_ocl *o, char *out, size_t cap);
+bool pt_ocl_make_dirs(const char *path);
+
 /* Set the arguments of kernel k from (size, pointer) pairs and enqueue it
  * on a grid of `dims` dimensions. */
 int pt_ocl_launch(pt_ocl *o, int k, int dims, const size_t *global, const size_t *local, int n_args,

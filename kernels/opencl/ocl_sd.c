@@ -5,8 +5,6 @@
  * the norms one group of OPS_WG per (image, group) or row; attention one
  * group of ATT_WG per (head, query, sequence).
  */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
 
 #include "ocl_impl.h"
 
