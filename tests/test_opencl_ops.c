@@ -277,7 +277,7 @@ static void test_gemm_tiles(pt_ocl *o) {
     CHECK(m == 128 && n == 128, "the tile in use is %d x %d", m, n);
     for (size_t t = 0; t < sizeof types / sizeof *types; t++)
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) test_matmul(types[t], shapes[s][0], shapes[s][1], shapes[s][2]);
-    /* the two tiles built so far, timed on a small product */
+    /* the two tiles and two decode row counts built so far, timed */
     CHECK(pt_ocl_tune(o, 128, 256, 64, 2, true) == 0, "tuning: %s", pt_ocl_error(o));
     pt_ocl_gemm_tile(o, &m, &n, &from_file);
     CHECK(!from_file && m == n && (m == 64 || m == 128), "timed: %d x %d", m, n);
@@ -288,8 +288,10 @@ static void test_gemm_tiles(pt_ocl *o) {
     CHECK(from_file == cached && m2 == m && n2 == n, "the second tuning %s: %d x %d",
           from_file ? "read the file" : "timed", m2, n2);
     test_matmul(PT_TYPE_Q4_0, 129, 256, 65);
+    const int vec = pt_ocl_vec_rows(o);
+    CHECK(vec == 1 || vec == 2 || vec == 4, "decode products: %d rows a group", vec);
     CHECK(pt_ocl_set_gemm_tile(o, 64, 64) == 0, "back to 64 x 64: %s", pt_ocl_error(o));
-    printf("gemm tiles: 128 x 128 checked; tuning chose %d x %d\n", m, n);
+    printf("gemm tiles: 128 x 128 checked; tuning chose %d x %d, %d decode rows a group\n", m, n, vec);
 }
 
 int main(void) {
@@ -314,6 +316,15 @@ int main(void) {
             test_fused(fused[i], irand(1, 200), 32 * irand(1, 90), f & 1, f & 2);
     CHECK(!ocl->ops->matmul_fuses(ocl, PT_TYPE_Q4_0, 2), "no fused product for 2 tokens");
     CHECK(!ocl->ops->matmul_fuses(ocl, PT_TYPE_F32, 1), "no fused product for F32");
+    /* the decode products with 4 rows a group (partial groups too), then 1 */
+    for (int nr = 4; nr >= 1; nr -= 3) {
+        CHECK(pt_ocl_set_vec_rows(o, nr) == 0, "%d rows a group: %s", nr, pt_ocl_error(o));
+        for (size_t i = 0; i < sizeof fused / sizeof *fused; i++) {
+            test_fused(fused[i], irand(1, 200), 32 * irand(1, 90), i & 1, i & 2);
+            test_matmul(fused[i], 4 * irand(1, 30) + 3, 32 * irand(1, 90), 1);
+        }
+    }
+    CHECK(pt_ocl_set_vec_rows(o, 3) != 0, "3 rows a group is refused");
     test_gemm_tiles(o);
     pt_ocl_use_group_kernels(o, false);
     CHECK(pt_ocl_info(o)->cpu == !ocl->ops->matmul_fuses(ocl, PT_TYPE_Q4_0, 1),

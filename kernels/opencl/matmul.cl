@@ -4,8 +4,8 @@
  * and n input rows x ([n][cols] float32) into y ([n][rows] float32).
  *
  * Three kernels per type:
- *   _1  decode (n == 1): a work-group of MM_WG items per row, each item
- *       taking whole blocks (MM_VEC); the float types' _1 kernels take
+ *   _1  decode (n == 1): a work-group of MM_WG items per VEC_NR rows,
+ *       QPART items a block (MM_VEC); the float types' _1 kernels take
  *       MM_NR rows a group (MM_FLOAT).
  *   _n  short prompts: MM_NR rows and MM_NT tokens a group; each block of
  *       32 values is read by QPART items, each taking 32 / QPART of its
@@ -14,10 +14,10 @@
  *       meet in local memory (MM_REDUCE). Long prompts: gemm.cl.
  *   _r  CPU devices (PoCL): a work-item per row and MM_NT tokens.
  * Grid of _n and the float _1: ceil(rows / MM_NR) groups x ceil(n / tokens
- * per group); of MM_VEC: rows groups.
+ * per group); of MM_VEC: ceil(rows / VEC_NR) groups.
  */
 #define QPART 4                 /* work-items per 32-value block */
-#define QJ (16 / QPART)         /* code-byte pairs (j, j + 16) per work-item */
+#define QJ (16 / QPART)         /* code-byte pairs (j, j + 16) per work-item (MM_VEC: 4) */
 
 /* The fp16 scale at byte offset 0 of a block (2-byte aligned: every block
  * size is even and rows start at even offsets). */
@@ -39,44 +39,58 @@ inline float blk_half(global const uchar *p, int off) {
     }
 
 /* The decode form of the legacy quantized types (n == 1, GPUs): one
- * work-group of MM_WG items per row, item i taking blocks i, i + MM_WG, ...
- * whole (16 code bytes and 32 x values, all loads issued before the sums
- * need them), then a tree sum in local memory. Many short work-groups keep
- * enough loads in flight to cover the memory's latency, which the
- * MM_NR-row groups of MM_QUANT (a long serial walk per item) did not.
+ * work-group of MM_WG items per VEC_NR rows (1, 2 or 4: ocl_tune.c times
+ * them per device); QPART neighbouring items share a block, item `part`
+ * taking code bytes part * QJ .. + QJ (values j and j + 16 of each) and the
+ * matching x values as two float4 loads, used for all VEC_NR rows, so that
+ * a warp's loads of x and of the codes are contiguous; then a tree sum in
+ * local memory. (One block per item, x read as 32 scalars, made every x
+ * load touch 32 cache lines: 2.3x slower on an H200.)
  * flags: 1 adds bias[r], 2 adds to y instead of storing (a residual);
- * bias is any buffer when flags has no 1. Grid: rows groups of MM_WG items. */
+ * bias is any buffer when flags has no 1.
+ * Grid: ceil(rows / VEC_NR) groups of MM_WG items. */
+#ifndef VEC_NR
+#define VEC_NR 1
+#endif
 #define MM_VEC(NAME, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL)                                     \
     kernel void NAME(global const uchar *w, ulong row_bytes, int rows, int cols,                \
                      global const float *x, int n, global float *y, global const float *bias,    \
                      int flags) {                                                               \
-        local float red[MM_WG];                                                                 \
-        const int lid = get_local_id(0), r = get_group_id(0), nb = cols / 32;                  \
-        global const uchar *wr = w + (long)r * row_bytes;                                       \
-        float acc = 0.0f;                                                                       \
-        for (int b = lid; b < nb; b += MM_WG) {                                                 \
-            global const uchar *blk = wr + (long)b * BLOCK_BYTES;                               \
-            float d, m;                                                                         \
-            uint qh = 0;                                                                        \
-            HEAD;                                                                               \
-            global const uchar *qs = blk + QS_OFF;                                              \
-            global const float *xb = x + b * 32;                                                \
-            float s = 0.0f;                                                                     \
-            for (int j = 0; j < 16; j++) {                                                      \
-                int c0, c1;                                                                     \
-                CODES;                                                                          \
-                s += VAL(c0) * xb[j] + VAL(c1) * xb[j + 16];                                    \
+        local float red[VEC_NR][MM_WG];                                                         \
+        const int lid = get_local_id(0), r0 = get_group_id(0) * VEC_NR, nb = cols / 32;        \
+        const int part = lid % QPART, nr = min(VEC_NR, rows - r0);                              \
+        float acc[VEC_NR];                                                                      \
+        for (int rr = 0; rr < VEC_NR; rr++) acc[rr] = 0.0f;                                     \
+        for (int b = lid / QPART; b < nb; b += MM_WG / QPART) {                                 \
+            const float4 xa = vload4(0, x + b * 32 + part * QJ);                                \
+            const float4 xc = vload4(0, x + b * 32 + 16 + part * QJ);                           \
+            const float lo[4] = {xa.s0, xa.s1, xa.s2, xa.s3}, hi[4] = {xc.s0, xc.s1, xc.s2, xc.s3}; \
+            for (int rr = 0; rr < VEC_NR; rr++) {                                               \
+                if (rr >= nr) break;                                                            \
+                global const uchar *blk = w + (long)(r0 + rr) * row_bytes + (long)b * BLOCK_BYTES; \
+                float d, m;                                                                     \
+                uint qh = 0;                                                                    \
+                HEAD;                                                                           \
+                global const uchar *qs = blk + QS_OFF;                                          \
+                for (int jj = 0; jj < QJ; jj++) {                                               \
+                    const int j = part * QJ + jj;                                               \
+                    int c0, c1;                                                                 \
+                    CODES;                                                                      \
+                    acc[rr] += VAL(c0) * lo[jj] + VAL(c1) * hi[jj];                             \
+                }                                                                               \
             }                                                                                   \
-            acc += s;                                                                           \
         }                                                                                       \
-        red[lid] = acc;                                                                         \
+        for (int rr = 0; rr < VEC_NR; rr++) red[rr][lid] = acc[rr];                             \
         barrier(CLK_LOCAL_MEM_FENCE);                                                           \
         for (int h = MM_WG / 2; h > 0; h >>= 1) {                                               \
-            if (lid < h) red[lid] += red[lid + h];                                              \
+            if (lid < h)                                                                        \
+                for (int rr = 0; rr < VEC_NR; rr++) red[rr][lid] += red[rr][lid + h];           \
             barrier(CLK_LOCAL_MEM_FENCE);                                                       \
         }                                                                                       \
-        if (lid == 0 && r < rows)                                                               \
-            y[r] = red[0] + (flags & 1 ? bias[r] : 0.0f) + (flags & 2 ? y[r] : 0.0f);            \
+        if (lid < nr) {                                                                         \
+            const int r = r0 + lid;                                                             \
+            y[r] = red[lid][0] + (flags & 1 ? bias[r] : 0.0f) + (flags & 2 ? y[r] : 0.0f);       \
+        }                                                                                       \
     }
 
 /* The prefill form (MM_NT tokens): the work-group first copies the x

@@ -224,8 +224,9 @@ static int build(pt_ocl *o, const char *opts) {
 static int make_program(pt_ocl *o, const char *cache_dir) {
     char opts[256];
     snprintf(opts, sizeof opts,
-             "-DMM_WG=%d -DMM_NR=%d -DMM_NT=%d -DOPS_WG=%d -DRMS_WG=%d -DATT_WG=%d -DGEMM_M=%d -DGEMM_N=%d",
-             MM_WG, MM_NR, MM_NT, OPS_WG, RMS_WG, ATT_WG, o->gemm_m, o->gemm_n);
+             "-DMM_WG=%d -DMM_NR=%d -DMM_NT=%d -DOPS_WG=%d -DRMS_WG=%d -DATT_WG=%d -DGEMM_M=%d -DGEMM_N=%d "
+             "-DVEC_NR=%d",
+             MM_WG, MM_NR, MM_NT, OPS_WG, RMS_WG, ATT_WG, o->gemm_m, o->gemm_n, o->vec_nr);
     char path[4200] = "";
     if (cache_dir && *cache_dir && pt_ocl_make_dirs(cache_dir)) {
         cache_path(o, cache_dir, opts, path, sizeof path);
@@ -281,7 +282,7 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
         o->queue = clCreateCommandQueue(o->ctx, o->device, *o->prof_path ? CL_QUEUE_PROFILING_ENABLE : 0, &st);
     if (st != CL_SUCCESS) fail(o, st, "context creation");
     if (cache_dir && *cache_dir) snprintf(o->cache_dir, sizeof o->cache_dir, "%s", cache_dir);
-    if (st == CL_SUCCESS && pt_ocl_rebuild(o, GEMM_TILE, GEMM_TILE) != 0) st = CL_BUILD_PROGRAM_FAILURE;
+    if (st == CL_SUCCESS && pt_ocl_rebuild(o, GEMM_TILE, GEMM_TILE, VEC_NR_DEFAULT) != 0) st = CL_BUILD_PROGRAM_FAILURE;
     if (st != CL_SUCCESS) {
         set_err(err, err_cap, "%s: %s", o->info.name, o->err);
         pt_ocl_close(o);
@@ -291,7 +292,7 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
      * remembered beside the program binaries); the default tile if that
      * fails */
     if (!o->cpu && o->gemm && *o->cache_dir && pt_ocl_tune(o, GEMM_TUNE_ROWS, GEMM_TUNE_COLS, GEMM_TUNE_N, 0, false) != 0 &&
-        pt_ocl_rebuild(o, GEMM_TILE, GEMM_TILE) != 0) {
+        pt_ocl_rebuild(o, GEMM_TILE, GEMM_TILE, VEC_NR_DEFAULT) != 0) {
         set_err(err, err_cap, "%s: %s", o->info.name, o->err);
         pt_ocl_close(o);
         return NULL;
@@ -308,10 +309,11 @@ static void release_program(pt_ocl *o) {
     o->program = NULL;
 }
 
-int pt_ocl_rebuild(pt_ocl *o, int gemm_m, int gemm_n) {
+int pt_ocl_rebuild(pt_ocl *o, int gemm_m, int gemm_n, int vec_nr) {
     release_program(o);
     o->gemm_m = gemm_m;
     o->gemm_n = gemm_n;
+    o->vec_nr = vec_nr;
     o->from_cache = false;
     if (make_program(o, *o->cache_dir ? o->cache_dir : NULL) != 0) return CL_BUILD_PROGRAM_FAILURE;
     cl_int st = CL_SUCCESS;
@@ -337,8 +339,18 @@ int pt_ocl_set_gemm_tile(pt_ocl *o, int rows, int tokens) {
         set_err(o->err, sizeof o->err, "no gemm tile of %d x %d", rows, tokens);
         return -1;
     }
-    return pt_ocl_rebuild(o, rows, tokens);
+    return pt_ocl_rebuild(o, rows, tokens, o->vec_nr);
 }
+
+int pt_ocl_set_vec_rows(pt_ocl *o, int rows) {
+    if (rows != 1 && rows != 2 && rows != 4) {
+        set_err(o->err, sizeof o->err, "no decode product of %d rows a group", rows);
+        return -1;
+    }
+    return pt_ocl_rebuild(o, o->gemm_m, o->gemm_n, rows);
+}
+
+int pt_ocl_vec_rows(const pt_ocl *o) { return o->vec_nr; }
 
 void pt_ocl_gemm_tile(const pt_ocl *o, int *rows, int *tokens, bool *from_file) {
     *rows = o->gemm_m;
@@ -554,11 +566,11 @@ int pt_ocl_matmul_fused(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, i
         return -1;
     }
     if (rows <= 0) return 0;
-    /* MM_VEC: a group per row */
+    /* MM_VEC: a group per vec_nr rows */
     const cl_mem wm = (cl_mem)w, xm = (cl_mem)x, ym = (cl_mem)y, bm = (cl_mem)(bias ? bias : y);
     const cl_ulong rb = pt_type_row_bytes(type, cols);
     const cl_int r = (cl_int)rows, c = (cl_int)cols, one = 1, flags = (bias ? 1 : 0) | (accumulate ? 2 : 0);
-    const size_t global = (size_t)rows * MM_WG, local = MM_WG;
+    const size_t global = (size_t)(rows + o->vec_nr - 1) / o->vec_nr * MM_WG, local = MM_WG;
     return pt_ocl_launch(o, k, 1, &global, &local, 9, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(one),
                          ARG(ym), ARG(bm), ARG(flags));
 }

@@ -58,15 +58,22 @@ bool pt_ocl_from_cache(const pt_ocl *o);
 /* gemm.cl's tile in use (rows x tokens a work-group), and whether it was
  * read from the tuning file. */
 void pt_ocl_gemm_tile(const pt_ocl *o, int *rows, int *tokens, bool *from_file);
-/* Choose gemm.cl's tile for this device: read `<key>.tune` in the cache
- * directory when it is there (unless retime), else time the first n_tiles
- * tiles (0: all 4) on a Q4_0 product of rows x cols by n tokens, keep the
- * fastest and write the file (when the program has a cache directory).
+/* Choose gemm.cl's tile and the decode products' rows a group for this
+ * device: read `<key>.tune` in the cache directory when it is there
+ * (unless retime), else time the tiles on a Q4_0 product of rows x cols by
+ * n tokens, then the rows-a-group counts on the decode products of a 1.5B
+ * model's feed-forward (the first n_variants of each list, 0: all), keep
+ * the fastest and write the file (when the program has a cache
+ * directory).
  * pt_ocl_open runs it on GPUs with a cache directory; tests call it on any
  * device. 0, or an OpenCL status (then the program may be another tile's). */
-int pt_ocl_tune(pt_ocl *o, int rows, int cols, int n, int n_tiles, bool retime);
+int pt_ocl_tune(pt_ocl *o, int rows, int cols, int n, int n_variants, bool retime);
 /* Rebuild the program with gemm.cl's tile rows x tokens (64 or 128 each). */
 int pt_ocl_set_gemm_tile(pt_ocl *o, int rows, int tokens);
+/* Rebuild with the decode products' rows a work-group (1, 2 or 4), and
+ * read it. */
+int pt_ocl_set_vec_rows(pt_ocl *o, int rows);
+int pt_ocl_vec_rows(const pt_ocl *o);
 
 /* A device buffer of `bytes`, filled from init when non-NULL (zeroed
  * otherwise). With `host` (read-only weights on a unified-memory device)

@@ -31,6 +31,7 @@ _Static_assert(ATT_WG * 4 == ATT_MAX_D, "attention.cl's ATT_DPI is 4");
 #define GEMM_TUNE_ROWS 2048
 #define GEMM_TUNE_COLS 2048
 #define GEMM_TUNE_N 512
+#define VEC_NR_DEFAULT 1
 #define GEMM_MIN_N 32 /* fewer tokens: the _n kernels */
 
 enum {
@@ -59,6 +60,7 @@ struct pt_ocl {
     bool gemm;         /* the device runs gemm.cl's 256-item groups (every kernel of it) */
     bool from_cache;
     int gemm_m, gemm_n;   /* gemm.cl's tile: rows x tokens (GEMM_M, GEMM_N) */
+    int vec_nr;           /* matmul.cl's MM_VEC: rows a work-group (VEC_NR) */
     bool tuned_from_file; /* the tile came from the tuning file (ocl_tune.c) */
     char cache_dir[512];  /* "" when program binaries are not cached */
     /* PETREL_OCL_PROFILE=FILE: every kernel is waited for and its device
@@ -69,8 +71,9 @@ struct pt_ocl {
 };
 
 /* Build the program (from the binary cache where it has it) with gemm.cl's
- * tile gemm_m x gemm_n and create every kernel. */
-int pt_ocl_rebuild(pt_ocl *o, int gemm_m, int gemm_n);
+ * tile gemm_m x gemm_n and MM_VEC's vec_nr rows a group, and create every
+ * kernel. */
+int pt_ocl_rebuild(pt_ocl *o, int gemm_m, int gemm_n, int vec_nr);
 /* "%016llx" of the source, platform, device and driver: the name the
  * tuning file goes under (ocl_tune.c). */
 void pt_ocl_device_key(const pt_ocl *o, char *out, size_t cap);
