@@ -73,6 +73,17 @@ typedef struct pt_device_ops {
     bool (*matmul_fuses)(pt_device *d, uint32_t type, int n);
     pt_status (*matmul_fused)(pt_device *d, uint32_t type, pt_buf *w, int64_t rows, int64_t cols,
                               pt_buf *x, int n, pt_buf *y, pt_buf *bias, bool accumulate);
+    /* Optional (NULL: rope, rope, copy, copy): rope of q [n][H][D] in
+     * place and of k into rows p0 .. p0 + n of kc [n_ctx][Hkv][D], v into
+     * vc (k may be left unrotated); false from rope_stores: not for this
+     * shape. */
+    /* Optional (NULL: matmul, matmul, act_mul), where matmul_fuses says
+     * so: out = act(Wg x) * (Wu x), Wg and Wu of one type and shape. */
+    pt_status (*matmul_glu)(pt_device *d, uint32_t type, pt_buf *wg, pt_buf *wu, int64_t rows, int64_t cols,
+                            pt_buf *x, int n, pt_buf *out, pt_ffn_act act);
+    bool (*rope_stores)(pt_device *d, int D, int n_rot);
+    pt_status (*rope_store)(pt_device *d, pt_buf *q, pt_buf *k, pt_buf *v, pt_buf *cs, pt_buf *kc,
+                            pt_buf *vc, const pt_attn_shape *a, int n_rot, bool neox);
 } pt_device_ops;
 
 /* A device: its ops, its name for reports and the backend's own state.

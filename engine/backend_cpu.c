@@ -144,7 +144,7 @@ static const pt_device_ops cpu_ops = {
     cpu_alloc,   cpu_weight, cpu_free,      cpu_write, cpu_read,   cpu_copy,
     cpu_has_type, cpu_matmul, cpu_rmsnorm,  cpu_add,   cpu_add_bias, cpu_rope,
     cpu_attention, cpu_act_mul, cpu_softmax, cpu_close,
-    NULL,          NULL, /* no fused products: the graph runs the ops one by one */
+    NULL,          NULL, NULL, NULL, NULL, /* no fused ops: the graph runs them one by one */
 };
 
 pt_status pt_device_cpu_open(pt_device **out, pt_error *err) {

@@ -67,6 +67,23 @@ static pt_status ocl_matmul_fused(pt_device *d, uint32_t type, pt_buf *w, int64_
     return check(d, pt_ocl_matmul_fused(O(d), type, M(w), rows, cols, M(x), M(y), M(bias), accumulate));
 }
 
+static pt_status ocl_matmul_glu(pt_device *d, uint32_t type, pt_buf *wg, pt_buf *wu, int64_t rows, int64_t cols,
+                                pt_buf *x, int n, pt_buf *out, pt_ffn_act act) {
+    (void)n; /* 1: ocl_matmul_fuses said so */
+    return check(d, pt_ocl_matmul_glu(O(d), type, M(wg), M(wu), rows, cols, M(x), M(out), act == PT_FFN_GELU_TANH));
+}
+
+static bool ocl_rope_stores(pt_device *d, int D, int n_rot) {
+    (void)d;
+    return D % 2 == 0 && n_rot % 2 == 0 && n_rot <= D;
+}
+
+static pt_status ocl_rope_store(pt_device *d, pt_buf *q, pt_buf *k, pt_buf *v, pt_buf *cs, pt_buf *kc,
+                                pt_buf *vc, const pt_attn_shape *a, int n_rot, bool neox) {
+    return check(d, pt_ocl_rope_store(O(d), M(q), M(k), M(v), M(cs), M(kc), M(vc), a->n, a->p0, a->H, a->Hkv,
+                                      a->D, n_rot, neox));
+}
+
 static pt_status ocl_rmsnorm(pt_device *d, pt_buf *y, pt_buf *x, pt_buf *w, int rows, int dim,
                              float eps) {
     return check(d, pt_ocl_rmsnorm(O(d), M(y), M(x), M(w), rows, dim, eps));
@@ -108,6 +125,7 @@ static const pt_device_ops ocl_ops = {
     ocl_alloc,       ocl_weight,  ocl_free,    ocl_write,   ocl_read,     ocl_copy,
     pt_ocl_has_type, ocl_matmul,  ocl_rmsnorm, ocl_add,     ocl_add_bias, ocl_rope,
     ocl_attention,   ocl_act_mul, ocl_softmax, ocl_close,   ocl_matmul_fuses, ocl_matmul_fused,
+    ocl_matmul_glu,  ocl_rope_stores, ocl_rope_store,
 };
 
 pt_status pt_device_opencl_open(int index, const char *cache_dir, pt_device **out, pt_error *err) {

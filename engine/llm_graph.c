@@ -341,12 +341,16 @@ static pt_status layer(const pt_llm *m, pt_graph_state *s, int il, int n, int p0
         TRY(d, op->rmsnorm(d, b->k, b->k, w->k_norm, n * Hkv, D, eps));
     }
     pt_buf *cs = L->swa ? b->cs_swa : b->cs;
-    TRY(d, op->rope(d, b->q, cs, n, H, D, hp->n_rot, hp->rope_neox));
-    TRY(d, op->rope(d, b->k, cs, n, Hkv, D, hp->n_rot, hp->rope_neox));
-    const size_t at = (size_t)p0 * KD * sizeof(float), bytes = (size_t)n * KD * sizeof(float);
-    TRY(d, op->copy(d, s->kc[il], at, b->k, 0, bytes));
-    TRY(d, op->copy(d, s->vc[il], at, b->v, 0, bytes));
     const pt_attn_shape a = {n, H, Hkv, D, p0, L->swa ? hp->n_swa : 0, hp->attn_scale};
+    if (op->rope_store && op->rope_stores(d, D, hp->n_rot)) {
+        TRY(d, op->rope_store(d, b->q, b->k, b->v, cs, s->kc[il], s->vc[il], &a, hp->n_rot, hp->rope_neox));
+    } else {
+        TRY(d, op->rope(d, b->q, cs, n, H, D, hp->n_rot, hp->rope_neox));
+        TRY(d, op->rope(d, b->k, cs, n, Hkv, D, hp->n_rot, hp->rope_neox));
+        const size_t at = (size_t)p0 * KD * sizeof(float), bytes = (size_t)n * KD * sizeof(float);
+        TRY(d, op->copy(d, s->kc[il], at, b->k, 0, bytes));
+        TRY(d, op->copy(d, s->vc[il], at, b->v, 0, bytes));
+    }
     TRY(d, op->attention(d, b->att, b->q, s->kc[il], s->vc[il], &a));
     if (w->attn_post_norm) {
         TRY(d, op->matmul(d, L->wo.type, w->wo, L->wo.rows, L->wo.cols, b->att, n, b->xn));
@@ -357,9 +361,14 @@ static pt_status layer(const pt_llm *m, pt_graph_state *s, int il, int n, int p0
     }
 
     TRY(d, op->rmsnorm(d, b->xn, b->x, w->ffn_norm, n, E, eps));
-    TRY(d, op->matmul(d, L->w_gate.type, w->w_gate, L->w_gate.rows, L->w_gate.cols, b->xn, n, b->gate));
-    TRY(d, op->matmul(d, L->w_up.type, w->w_up, L->w_up.rows, L->w_up.cols, b->xn, n, b->up));
-    TRY(d, op->act_mul(d, b->gate, b->up, (int64_t)n * F, hp->ffn_act));
+    if (op->matmul_glu && L->w_gate.type == L->w_up.type && op->matmul_fuses(d, L->w_gate.type, n)) {
+        TRY(d, op->matmul_glu(d, L->w_gate.type, w->w_gate, w->w_up, L->w_gate.rows, L->w_gate.cols, b->xn, n,
+                              b->gate, hp->ffn_act));
+    } else {
+        TRY(d, op->matmul(d, L->w_gate.type, w->w_gate, L->w_gate.rows, L->w_gate.cols, b->xn, n, b->gate));
+        TRY(d, op->matmul(d, L->w_up.type, w->w_up, L->w_up.rows, L->w_up.cols, b->xn, n, b->up));
+        TRY(d, op->act_mul(d, b->gate, b->up, (int64_t)n * F, hp->ffn_act));
+    }
     if (w->ffn_post_norm) {
         TRY(d, op->matmul(d, L->w_down.type, w->w_down, L->w_down.rows, L->w_down.cols, b->gate, n, b->xn));
         TRY(d, op->rmsnorm(d, b->xn, b->xn, w->ffn_post_norm, n, E, eps));

@@ -132,6 +132,35 @@ static void test_fused(uint32_t type, int rows, int cols, bool bias, bool accumu
     free(yv);
 }
 
+/* The fused gate-up product (backend.h matmul_glu) against the CPU's
+ * matmul, matmul, act_mul. */
+static void test_glu(uint32_t type, int rows, int cols, pt_ffn_act act) {
+    const size_t rb = pt_type_row_bytes(type, cols);
+    uint8_t *w = malloc(rb * rows * 2);
+    float *row = rand_vec((size_t)cols, 1.0f);
+    for (int r = 0; r < 2 * rows; r++) {
+        for (int c = 0; c < cols; c++) row[c] = frand();
+        pt_quantize_row(type, row, w + rb * r, cols);
+    }
+    pt_buf *gc = cpu->ops->weight(cpu, w, rb * rows), *go = ocl->ops->weight(ocl, w, rb * rows);
+    pt_buf *uc = cpu->ops->weight(cpu, w + rb * rows, rb * rows), *uo = ocl->ops->weight(ocl, w + rb * rows, rb * rows);
+    float *xv = rand_vec((size_t)cols, 1.0f);
+    pair x = up(xv, (size_t)cols), g = up(NULL, (size_t)rows), u = up(NULL, (size_t)rows);
+    char what[96];
+    snprintf(what, sizeof what, "glu %s %dx%d %s", pt_type_name(type), rows, cols, act == PT_FFN_SILU ? "silu" : "gelu");
+    CHECK(cpu->ops->matmul(cpu, type, gc, rows, cols, x.c, 1, g.c) == PT_OK &&
+          cpu->ops->matmul(cpu, type, uc, rows, cols, x.c, 1, u.c) == PT_OK &&
+          cpu->ops->act_mul(cpu, g.c, u.c, rows, act) == PT_OK, "%s cpu", what);
+    CHECK(ocl->ops->matmul_glu(ocl, type, go, uo, rows, cols, x.o, 1, g.o, act) == PT_OK, "%s: %s", what,
+          ocl->err.msg);
+    const double e = compare(g, what);
+    if (e > worst_mm) worst_mm = e;
+    down(x), down(g), down(u);
+    cpu->ops->free(cpu, gc), cpu->ops->free(cpu, uc);
+    ocl->ops->free(ocl, go), ocl->ops->free(ocl, uo);
+    free(w), free(row), free(xv);
+}
+
 static void test_rmsnorm(int rows, int dim, bool weighted, bool in_place) {
     float *xv = rand_vec((size_t)rows * dim, 3.0f), *wv = rand_vec((size_t)dim, 2.0f);
     pair x = up(xv, (size_t)rows * dim), w = up(wv, dim), y = up(NULL, (size_t)rows * dim);
@@ -219,6 +248,36 @@ static void test_attention(int n, int H, int Hkv, int D, int p0, int window) {
 }
 
 /* write / read / copy at offsets (the KV cache store). */
+/* The fused step (backend.h rope_store) against the CPU's rope, rope,
+ * copy, copy: q rotated in place, k rotated and v copied into rows
+ * p0 .. p0 + n of a cache of n_ctx rows that holds other rows already. */
+static void test_rope_store(int n, int H, int Hkv, int D, int n_rot, bool neox, int p0) {
+    const int n_ctx = p0 + n + 3;
+    const size_t qn = (size_t)n * H * D, kn = (size_t)n * Hkv * D, cn = (size_t)n_ctx * Hkv * D;
+    float *qv = rand_vec(qn, 2.0f), *kv = rand_vec(kn, 2.0f), *vv = rand_vec(kn, 2.0f), *cache = rand_vec(cn, 1.0f);
+    float *inv = malloc((size_t)n_rot / 2 * 4 + 4), *cs = malloc((size_t)n * n_rot * 4 + 4);
+    pt_rope_inv_freq(inv, n_rot, 10000.0f, 1.0f, NULL);
+    for (int t = 0; t < n; t++) pt_rope_table(cs + (size_t)t * n_rot, inv, n_rot, p0 + t);
+    pair q = up(qv, qn), k = up(kv, kn), v = up(vv, kn), c = up(cs, (size_t)n * n_rot + 1), kc = up(cache, cn),
+         vc = up(cache, cn);
+    char what[96];
+    snprintf(what, sizeof what, "rope_store n=%d H=%d/%d D=%d rot=%d neox=%d p0=%d", n, H, Hkv, D, n_rot, neox, p0);
+    const size_t at = (size_t)p0 * Hkv * D * 4, bytes = kn * 4;
+    CHECK(cpu->ops->rope(cpu, q.c, c.c, n, H, D, n_rot, neox) == PT_OK &&
+          cpu->ops->rope(cpu, k.c, c.c, n, Hkv, D, n_rot, neox) == PT_OK &&
+          cpu->ops->copy(cpu, kc.c, at, k.c, 0, bytes) == PT_OK && cpu->ops->copy(cpu, vc.c, at, v.c, 0, bytes) == PT_OK,
+          "%s cpu", what);
+    CHECK(ocl->ops->rope_stores(ocl, D, n_rot), "%s: the device fuses it", what);
+    const pt_attn_shape a = {n, H, Hkv, D, p0, 0, 1.0f};
+    CHECK(ocl->ops->rope_store(ocl, q.o, k.o, v.o, c.o, kc.o, vc.o, &a, n_rot, neox) == PT_OK, "%s: %s", what,
+          ocl->err.msg);
+    compare(q, what);
+    compare(kc, what);
+    compare(vc, what);
+    down(q), down(k), down(v), down(c), down(kc), down(vc);
+    free(qv), free(kv), free(vv), free(cache), free(inv), free(cs);
+}
+
 static void test_copy(void) {
     float *src = rand_vec(100, 1.0f);
     pair a = up(src, 100), b = up(NULL, 300);
@@ -321,6 +380,7 @@ int main(void) {
         CHECK(pt_ocl_set_vec_rows(o, nr) == 0, "%d rows a group: %s", nr, pt_ocl_error(o));
         for (size_t i = 0; i < sizeof fused / sizeof *fused; i++) {
             test_fused(fused[i], irand(1, 200), 32 * irand(1, 90), i & 1, i & 2);
+            test_glu(fused[i], irand(1, 150), 32 * irand(1, 60), i & 1 ? PT_FFN_GELU_TANH : PT_FFN_SILU);
             test_matmul(fused[i], 4 * irand(1, 30) + 3, 32 * irand(1, 90), 1);
         }
     }
@@ -348,13 +408,27 @@ int main(void) {
     test_softmax(1, 1);
     test_softmax(3, 65);
     test_softmax(2, 1000);
-    test_attention(1, 1, 1, 64, 0, 0);       /* the first token */
-    test_attention(5, 4, 2, 64, 3, 0);       /* GQA, a prompt after 3 tokens */
-    test_attention(1, 9, 3, 64, 130, 0);     /* decode over three chunks of 64 */
-    test_attention(9, 6, 6, 48, 70, 0);      /* MHA, odd head size */
-    test_attention(7, 4, 1, 256, 40, 16);    /* sliding window, gemma3's head size */
-    test_attention(3, 2, 2, 32, 200, 100);   /* window smaller than the history */
+    /* the row kernel, then the GPUs' (prompts: attention_tq, ATT_TQ tokens a group) */
+    for (int group = 0; group < 2; group++) {
+        pt_ocl_use_group_kernels(o, group == 1);
+        test_attention(1, 1, 1, 64, 0, 0);       /* the first token */
+        test_attention(5, 4, 2, 64, 3, 0);       /* GQA, a prompt after 3 tokens */
+        test_attention(1, 9, 3, 64, 130, 0);     /* decode over three chunks of 64 */
+        test_attention(9, 6, 6, 48, 70, 0);      /* MHA, odd head size */
+        test_attention(7, 4, 1, 256, 40, 16);    /* sliding window, gemma3's head size */
+        test_attention(3, 2, 2, 32, 200, 100);   /* window smaller than the history */
+        test_attention(70, 4, 2, 128, 0, 0);     /* a prompt from 0 over two chunks, partial tile */
+        test_attention(37, 2, 1, 80, 100, 20);   /* a prompt with a window inside a chunk */
+        test_attention(130, 2, 2, 64, 5, 0);     /* three chunks, the tiles straddling them */
+    }
+    pt_ocl_use_group_kernels(o, false);
     test_copy();
+    test_rope_store(1, 12, 2, 128, 128, true, 40);  /* a Qwen2 decode step */
+    test_rope_store(5, 4, 2, 64, 64, false, 0);     /* a llama prompt */
+    test_rope_store(3, 6, 3, 48, 32, true, 7);      /* partial rotation, neox */
+    test_rope_store(2, 4, 4, 40, 16, false, 100);   /* partial rotation */
+    test_rope_store(2, 2, 1, 32, 0, false, 3);      /* no rotation: copies */
+    CHECK(!ocl->ops->rope_stores(ocl, 33, 32), "an odd head size is not fused");
 
     CHECK(ocl->ops->matmul(ocl, PT_TYPE_Q8_1, NULL, 1, 256, NULL, 1, NULL) != PT_OK,
           "a type without a kernel is an error, not a crash");

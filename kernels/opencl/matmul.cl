@@ -52,44 +52,81 @@ inline float blk_half(global const uchar *p, int off) {
 #ifndef VEC_NR
 #define VEC_NR 1
 #endif
+/* Block b of rows r0 .. r0 + nr of the matrix at W into ACC[rr], x's
+ * values of the item's part in lo[], hi[]. */
+#define VEC_ROWS(W, ACC, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL)                                 \
+    for (int rr = 0; rr < VEC_NR; rr++) {                                                       \
+        if (rr >= nr) break;                                                                    \
+        global const uchar *blk = W + (long)(r0 + rr) * row_bytes + (long)b * BLOCK_BYTES;      \
+        float d, m;                                                                             \
+        uint qh = 0;                                                                            \
+        HEAD;                                                                                   \
+        global const uchar *qs = blk + QS_OFF;                                                  \
+        for (int jj = 0; jj < QJ; jj++) {                                                       \
+            const int j = part * QJ + jj;                                                       \
+            int c0, c1;                                                                         \
+            CODES;                                                                              \
+            ACC[rr] += VAL(c0) * lo[jj] + VAL(c1) * hi[jj];                                     \
+        }                                                                                       \
+    }
+
+/* The loop over the row's blocks: x's values for this item, then BODY. */
+#define VEC_BLOCKS(BODY)                                                                        \
+    for (int b = lid / QPART; b < nb; b += MM_WG / QPART) {                                     \
+        const float4 xa = vload4(0, x + b * 32 + part * QJ);                                    \
+        const float4 xc = vload4(0, x + b * 32 + 16 + part * QJ);                               \
+        const float lo[4] = {xa.s0, xa.s1, xa.s2, xa.s3}, hi[4] = {xc.s0, xc.s1, xc.s2, xc.s3}; \
+        BODY;                                                                                   \
+    }
+
+/* Tree sums of the K arrays RED[k][rr][*] (k < K, rr < VEC_NR) over the group. */
+#define VEC_REDUCE(RED, K)                                                                      \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+    for (int h = MM_WG / 2; h > 0; h >>= 1) {                                                   \
+        if (lid < h)                                                                            \
+            for (int k = 0; k < K; k++)                                                         \
+                for (int rr = 0; rr < VEC_NR; rr++) RED[k][rr][lid] += RED[k][rr][lid + h];     \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+    }
+
 #define MM_VEC(NAME, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL)                                     \
     kernel void NAME(global const uchar *w, ulong row_bytes, int rows, int cols,                \
                      global const float *x, int n, global float *y, global const float *bias,    \
                      int flags) {                                                               \
-        local float red[VEC_NR][MM_WG];                                                         \
+        local float red[1][VEC_NR][MM_WG];                                                      \
         const int lid = get_local_id(0), r0 = get_group_id(0) * VEC_NR, nb = cols / 32;        \
         const int part = lid % QPART, nr = min(VEC_NR, rows - r0);                              \
         float acc[VEC_NR];                                                                      \
         for (int rr = 0; rr < VEC_NR; rr++) acc[rr] = 0.0f;                                     \
-        for (int b = lid / QPART; b < nb; b += MM_WG / QPART) {                                 \
-            const float4 xa = vload4(0, x + b * 32 + part * QJ);                                \
-            const float4 xc = vload4(0, x + b * 32 + 16 + part * QJ);                           \
-            const float lo[4] = {xa.s0, xa.s1, xa.s2, xa.s3}, hi[4] = {xc.s0, xc.s1, xc.s2, xc.s3}; \
-            for (int rr = 0; rr < VEC_NR; rr++) {                                               \
-                if (rr >= nr) break;                                                            \
-                global const uchar *blk = w + (long)(r0 + rr) * row_bytes + (long)b * BLOCK_BYTES; \
-                float d, m;                                                                     \
-                uint qh = 0;                                                                    \
-                HEAD;                                                                           \
-                global const uchar *qs = blk + QS_OFF;                                          \
-                for (int jj = 0; jj < QJ; jj++) {                                               \
-                    const int j = part * QJ + jj;                                               \
-                    int c0, c1;                                                                 \
-                    CODES;                                                                      \
-                    acc[rr] += VAL(c0) * lo[jj] + VAL(c1) * hi[jj];                             \
-                }                                                                               \
-            }                                                                                   \
-        }                                                                                       \
-        for (int rr = 0; rr < VEC_NR; rr++) red[rr][lid] = acc[rr];                             \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                           \
-        for (int h = MM_WG / 2; h > 0; h >>= 1) {                                               \
-            if (lid < h)                                                                        \
-                for (int rr = 0; rr < VEC_NR; rr++) red[rr][lid] += red[rr][lid + h];           \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                       \
-        }                                                                                       \
+        VEC_BLOCKS(VEC_ROWS(w, acc, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL))                     \
+        for (int rr = 0; rr < VEC_NR; rr++) red[0][rr][lid] = acc[rr];                          \
+        VEC_REDUCE(red, 1)                                                                      \
         if (lid < nr) {                                                                         \
             const int r = r0 + lid;                                                             \
-            y[r] = red[lid][0] + (flags & 1 ? bias[r] : 0.0f) + (flags & 2 ? y[r] : 0.0f);       \
+            y[r] = red[0][lid][0] + (flags & 1 ? bias[r] : 0.0f) + (flags & 2 ? y[r] : 0.0f);    \
+        }                                                                                       \
+    }
+
+/* A gated feed-forward's two decode products in one: out[r] = act(Wg[r] .
+ * x) * (Wu[r] . x), act silu (gelu 0) or GELU's tanh form; the grid of
+ * MM_VEC. */
+#define MM_GLU(NAME, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL)                                     \
+    kernel void NAME(global const uchar *wg, global const uchar *wu, ulong row_bytes, int rows, \
+                     int cols, global const float *x, global float *out, int gelu) {           \
+        local float red[2][VEC_NR][MM_WG];                                                      \
+        const int lid = get_local_id(0), r0 = get_group_id(0) * VEC_NR, nb = cols / 32;        \
+        const int part = lid % QPART, nr = min(VEC_NR, rows - r0);                              \
+        float ag[VEC_NR], au[VEC_NR];                                                           \
+        for (int rr = 0; rr < VEC_NR; rr++) ag[rr] = au[rr] = 0.0f;                             \
+        VEC_BLOCKS(VEC_ROWS(wg, ag, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL);                     \
+                   VEC_ROWS(wu, au, BLOCK_BYTES, QS_OFF, HEAD, CODES, VAL))                     \
+        for (int rr = 0; rr < VEC_NR; rr++) red[0][rr][lid] = ag[rr], red[1][rr][lid] = au[rr]; \
+        VEC_REDUCE(red, 2)                                                                      \
+        if (lid < nr) {                                                                         \
+            const float g = red[0][lid][0];                                                     \
+            const float a = gelu ? 0.5f * g * (1.0f + tanh(0.7978845608028654f * g * (1.0f + 0.044715f * g * g))) \
+                                 : g / (1.0f + exp(-g));                                        \
+            out[r0 + lid] = a * red[1][lid][0];                                                 \
         }                                                                                       \
     }
 
@@ -203,10 +240,12 @@ inline float blk_half(global const uchar *p, int off) {
 #define HEAD_DM d = blk_half(blk, 0); m = blk_half(blk, 2)
 /* Q4_0: d fp16, 16 bytes of nibbles: value j low nibble of qs[j], value j + 16 high */
 MM_VEC(mm_q4_0_1, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
+MM_GLU(mm_q4_0_glu, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
 MM_QUANT_TILED(mm_q4_0_n, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
 MM_ROW(mm_q4_0_r, 18, 2, HEAD_D, Q4_CODES, Q4_0_VAL)
 /* Q4_1: d, m fp16, then the nibbles as Q4_0; value = d * q + m */
 MM_VEC(mm_q4_1_1, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
+MM_GLU(mm_q4_1_glu, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 MM_QUANT_TILED(mm_q4_1_n, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 MM_ROW(mm_q4_1_r, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 /* Q5_0: d fp16, qh (bit i: the fifth bit of value i, little-endian), then
@@ -216,13 +255,16 @@ MM_ROW(mm_q4_1_r, 20, 4, HEAD_DM, Q4_CODES, Q4_1_VAL)
 #define Q5_CODES c0 = (qs[j] & 15) | (int)((qh >> j) & 1) << 4; c1 = (qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4
 #define Q5_0_VAL(c) ((float)((c) - 16) * d)
 MM_VEC(mm_q5_0_1, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
+MM_GLU(mm_q5_0_glu, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
 MM_QUANT_TILED(mm_q5_0_n, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
 MM_ROW(mm_q5_0_r, 22, 6, HEAD_D; QH_AT(2), Q5_CODES, Q5_0_VAL)
 MM_VEC(mm_q5_1_1, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
+MM_GLU(mm_q5_1_glu, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
 MM_QUANT_TILED(mm_q5_1_n, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
 MM_ROW(mm_q5_1_r, 24, 8, HEAD_DM; QH_AT(4), Q5_CODES, Q4_1_VAL)
 /* Q8_0: d fp16, 32 signed bytes */
 MM_VEC(mm_q8_0_1, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
+MM_GLU(mm_q8_0_glu, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
 MM_QUANT_TILED(mm_q8_0_n, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
 MM_ROW(mm_q8_0_r, 34, 2, HEAD_D, Q8_CODES, Q8_0_VAL)
 

@@ -26,8 +26,8 @@ static const char *const kernel_names[K_COUNT] = {
     "mm_bf16_1", "mm_bf16_n", "mm_bf16_r", "mm_q4_k_1", "mm_q4_k_n", "mm_q4_k_r", "mm_q5_k_1",
     "mm_q5_k_n", "mm_q5_k_r", "mm_q6_k_1", "mm_q6_k_n", "mm_q6_k_r", "mm_q4_0_g", "mm_q4_1_g",
     "mm_q5_0_g", "mm_q5_1_g", "mm_q8_0_g", "mm_f32_g",  "mm_f16_g",  "mm_bf16_g", "mm_q4_k_g",
-    "mm_q5_k_g", "mm_q6_k_g", "rmsnorm",   "add",       "add_bias",  "rope",
-    "act_mul",   "softmax",   "attention", "im2col_hwc", "upsample2x", "concat",
+    "mm_q5_k_g", "mm_q6_k_g", "mm_q4_0_glu", "mm_q4_1_glu", "mm_q5_0_glu", "mm_q5_1_glu", "mm_q8_0_glu", "rmsnorm",   "add",       "add_bias",  "rope",
+    "act_mul",   "softmax",   "attention", "attention_tq", "rope_store", "im2col_hwc", "upsample2x", "concat",
     "groupnorm", "layernorm", "geglu",     "act",       "add_image",  "mha"};
 
 
@@ -224,9 +224,9 @@ static int build(pt_ocl *o, const char *opts) {
 static int make_program(pt_ocl *o, const char *cache_dir) {
     char opts[256];
     snprintf(opts, sizeof opts,
-             "-DMM_WG=%d -DMM_NR=%d -DMM_NT=%d -DOPS_WG=%d -DRMS_WG=%d -DATT_WG=%d -DGEMM_M=%d -DGEMM_N=%d "
-             "-DVEC_NR=%d",
-             MM_WG, MM_NR, MM_NT, OPS_WG, RMS_WG, ATT_WG, o->gemm_m, o->gemm_n, o->vec_nr);
+             "-DMM_WG=%d -DMM_NR=%d -DMM_NT=%d -DOPS_WG=%d -DRMS_WG=%d -DATT_WG=%d -DATT_TQ=%d -DGEMM_M=%d "
+             "-DGEMM_N=%d -DVEC_NR=%d",
+             MM_WG, MM_NR, MM_NT, OPS_WG, RMS_WG, ATT_WG, ATT_TQ, o->gemm_m, o->gemm_n, o->vec_nr);
     char path[4200] = "";
     if (cache_dir && *cache_dir && pt_ocl_make_dirs(cache_dir)) {
         cache_path(o, cache_dir, opts, path, sizeof path);
@@ -575,6 +575,28 @@ int pt_ocl_matmul_fused(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, i
                          ARG(ym), ARG(bm), ARG(flags));
 }
 
+int pt_ocl_matmul_glu(pt_ocl *o, uint32_t type, pt_ocl_mem *wg, pt_ocl_mem *wu, int64_t rows, int64_t cols,
+                      pt_ocl_mem *x, pt_ocl_mem *out, bool gelu) {
+    int k;
+    switch (type) {
+    case PT_TYPE_Q4_0: k = K_Q4_0_GLU; break;
+    case PT_TYPE_Q4_1: k = K_Q4_1_GLU; break;
+    case PT_TYPE_Q5_0: k = K_Q5_0_GLU; break;
+    case PT_TYPE_Q5_1: k = K_Q5_1_GLU; break;
+    case PT_TYPE_Q8_0: k = K_Q8_0_GLU; break;
+    default:
+        set_err(o->err, sizeof o->err, "OpenCL has no fused product for type %s", pt_type_name(type));
+        return -1;
+    }
+    if (rows <= 0) return 0;
+    const cl_mem gm = (cl_mem)wg, um = (cl_mem)wu, xm = (cl_mem)x, om = (cl_mem)out;
+    const cl_ulong rb = pt_type_row_bytes(type, cols);
+    const cl_int r = (cl_int)rows, c = (cl_int)cols, ge = gelu;
+    const size_t global = (size_t)(rows + o->vec_nr - 1) / o->vec_nr * MM_WG, local = MM_WG;
+    return pt_ocl_launch(o, k, 1, &global, &local, 8, ARG(gm), ARG(um), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(om),
+                         ARG(ge));
+}
+
 int pt_ocl_rmsnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *w, int rows, int dim,
                    float eps) {
     if (rows <= 0) return 0;
@@ -611,6 +633,22 @@ int pt_ocl_rope(pt_ocl *o, pt_ocl_mem *x, pt_ocl_mem *cs, int n, int n_heads, in
                   ARG(n_rot), ARG(nx));
 }
 
+int pt_ocl_rope_store(pt_ocl *o, pt_ocl_mem *q, pt_ocl_mem *k, pt_ocl_mem *v, pt_ocl_mem *cs,
+                      pt_ocl_mem *kc, pt_ocl_mem *vc, int n, int p0, int H, int Hkv, int D, int n_rot,
+                      bool neox) {
+    if (D % 2 || n_rot % 2 || n_rot > D) {
+        pt_ocl_set_error(o, "OpenCL rope_store: head size %d, %d rotated", D, n_rot);
+        return -1;
+    }
+    if (n <= 0) return 0;
+    const cl_mem qm = (cl_mem)q, km = (cl_mem)k, vm = (cl_mem)v, cm = (cl_mem)cs, kcm = (cl_mem)kc,
+                 vcm = (cl_mem)vc;
+    const cl_int nn = n, nx = neox;
+    const size_t global = round_up((size_t)n * (H + 2 * Hkv) * (D / 2), OPS_WG), local = OPS_WG;
+    return pt_ocl_launch(o, K_ROPE_STORE, 1, &global, &local, 13, ARG(qm), ARG(km), ARG(vm), ARG(cm), ARG(kcm),
+                         ARG(vcm), ARG(nn), ARG(H), ARG(Hkv), ARG(D), ARG(n_rot), ARG(nx), ARG(p0));
+}
+
 int pt_ocl_act_mul(pt_ocl *o, pt_ocl_mem *g, pt_ocl_mem *u, int64_t count, bool gelu) {
     if (count <= 0) return 0;
     const cl_mem gm = (cl_mem)g, um = (cl_mem)u;
@@ -636,6 +674,12 @@ int pt_ocl_attention(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *kc, 
     }
     if (n <= 0) return 0;
     const cl_mem om = (cl_mem)out, qm = (cl_mem)q, km = (cl_mem)kc, vm = (cl_mem)vc;
+    if (n > 1 && !o->cpu) { /* a prompt on a GPU: ATT_TQ tokens a group share the rows */
+        const cl_int nn = n;
+        const size_t global[2] = {(size_t)H * ATT_WG, (size_t)(n + ATT_TQ - 1) / ATT_TQ}, local[2] = {ATT_WG, 1};
+        return pt_ocl_launch(o, K_ATTENTION_TQ, 2, global, local, 11, ARG(om), ARG(qm), ARG(km), ARG(vm), ARG(H),
+                             ARG(Hkv), ARG(D), ARG(p0), ARG(window), ARG(scale), ARG(nn));
+    }
     const size_t global[2] = {(size_t)H * ATT_WG, (size_t)n}, local[2] = {ATT_WG, 1};
     return pt_ocl_launch(o, K_ATTENTION, 2, global, local, 10, ARG(om), ARG(qm), ARG(km), ARG(vm), ARG(H),
                   ARG(Hkv), ARG(D), ARG(p0), ARG(window), ARG(scale));

@@ -102,6 +102,11 @@ bool pt_ocl_fuses(const pt_ocl *o, uint32_t type, int n);
  * token (n == 1), where pt_ocl_fuses says so. */
 int pt_ocl_matmul_fused(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t cols,
                         pt_ocl_mem *x, pt_ocl_mem *y, pt_ocl_mem *bias, bool accumulate);
+/* out[r] = act(Wg[r] . x) * (Wu[r] . x) for one token, act silu or (gelu)
+ * GELU's tanh form: a gated feed-forward's two products and its
+ * activation in one launch, where pt_ocl_fuses says so. */
+int pt_ocl_matmul_glu(pt_ocl *o, uint32_t type, pt_ocl_mem *wg, pt_ocl_mem *wu, int64_t rows, int64_t cols,
+                      pt_ocl_mem *x, pt_ocl_mem *out, bool gelu);
 /* y[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w over `rows` rows of dim (w NULL: none; y may be x). */
 int pt_ocl_rmsnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *w, int rows, int dim,
                    float eps);
@@ -110,6 +115,12 @@ int pt_ocl_add_bias(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *b, int rows, int dim);
 /* x [n][n_heads][head_dim] rotated by cs [n][n_rot] (kernels/cpu/ops.h pt_rope). */
 int pt_ocl_rope(pt_ocl *o, pt_ocl_mem *x, pt_ocl_mem *cs, int n, int n_heads, int head_dim,
                 int n_rot, bool neox);
+/* rope of q [n][H][D] in place, rope of k [n][Hkv][D] into rows p0 .. p0 + n
+ * of kc [n_ctx][Hkv][D] and v into vc (k itself unchanged): one launch for
+ * two pt_ocl_rope and two pt_ocl_copy. D and n_rot even. */
+int pt_ocl_rope_store(pt_ocl *o, pt_ocl_mem *q, pt_ocl_mem *k, pt_ocl_mem *v, pt_ocl_mem *cs,
+                      pt_ocl_mem *kc, pt_ocl_mem *vc, int n, int p0, int H, int Hkv, int D, int n_rot,
+                      bool neox);
 /* g = act(g) * u over count floats; gelu: GELU's tanh form, else silu. */
 int pt_ocl_act_mul(pt_ocl *o, pt_ocl_mem *g, pt_ocl_mem *u, int64_t count, bool gelu);
 int pt_ocl_softmax(pt_ocl *o, pt_ocl_mem *x, int rows, int n);

@@ -22,6 +22,7 @@
 #define RMS_WG 128 /* ops.cl's rmsnorm */
 #define ATT_WG 64
 #define ATT_MAX_D PT_OCL_MAX_HEAD_DIM /* ATT_WG * ATT_DPI of attention.cl */
+#define ATT_TQ 4                      /* attention.cl: tokens a group of attention_tq */
 _Static_assert(ATT_WG * 4 == ATT_MAX_D, "attention.cl's ATT_DPI is 4");
 #define GEMM_WG 256   /* gemm.cl: a 16 x 16 grid of items */
 #define GEMM_TILE 64  /* gemm.cl's default tile: 64 rows x 64 tokens, 4 x 4 per item */
@@ -43,7 +44,9 @@ enum {
     /* the tiled products of gemm.cl, same type order */
     K_Q4_0_G, K_Q4_1_G, K_Q5_0_G, K_Q5_1_G, K_Q8_0_G, K_F32_G, K_F16_G, K_BF16_G, K_Q4_K_G,
     K_Q5_K_G, K_Q6_K_G,
-    K_RMSNORM, K_ADD, K_ADD_BIAS, K_ROPE, K_ACT_MUL, K_SOFTMAX, K_ATTENTION,
+    /* the fused gate-up decode products of matmul.cl (MM_GLU) */
+    K_Q4_0_GLU, K_Q4_1_GLU, K_Q5_0_GLU, K_Q5_1_GLU, K_Q8_0_GLU,
+    K_RMSNORM, K_ADD, K_ADD_BIAS, K_ROPE, K_ACT_MUL, K_SOFTMAX, K_ATTENTION, K_ATTENTION_TQ, K_ROPE_STORE,
     /* the image graphs' (conv.cl, sd_ops.cl; ocl_sd.c) */
     K_IM2COL, K_UPSAMPLE, K_CONCAT, K_GROUPNORM, K_LAYERNORM, K_GEGLU, K_ACT, K_ADD_IMAGE, K_MHA,
     K_COUNT

@@ -76,6 +76,50 @@ kernel void rope(global float *x, global const float *cs, int n, int n_heads, in
     xh[ib] = a * s + b * c;
 }
 
+/* A step's keys and values into the cache, with the rotation of q and k:
+ * rope of q [n][H][D] in place, of k [n][Hkv][D] into kc, and v into vc
+ * (kc, vc [n_ctx][Hkv][D], token t at row p0 + t): one launch for what
+ * rope, rope, copy, copy did. One item per (token, head of H + 2 Hkv, pair
+ * p of D / 2): pairs p < n_rot / 2 are rope's rotation pairs, the others
+ * the unrotated dims two by two (D and n_rot even). */
+kernel void rope_store(global float *q, global const float *k, global const float *v,
+                       global const float *cs, global float *kc, global float *vc, int n, int H,
+                       int Hkv, int D, int n_rot, int neox, int p0) {
+    const int half_rot = n_rot / 2, HD = D / 2, heads = H + 2 * Hkv;
+    const long g = get_global_id(0);
+    if (g >= (long)n * heads * HD) return;
+    const int p = g % HD, hh = g / HD % heads, t = g / HD / heads;
+    int ia, ib;
+    if (p < half_rot) {
+        ia = neox ? p : 2 * p;
+        ib = neox ? p + half_rot : 2 * p + 1;
+    } else {
+        ia = neox ? n_rot + 2 * (p - half_rot) : 2 * p;
+        ib = ia + 1;
+    }
+    if (hh < H) { /* a query head, in place */
+        if (p >= half_rot) return;
+        global float *xh = q + ((long)t * H + hh) * D;
+        const float c = cs[(long)t * n_rot + 2 * p], s = cs[(long)t * n_rot + 2 * p + 1];
+        const float a = xh[ia], b = xh[ib];
+        xh[ia] = a * c - b * s;
+        xh[ib] = a * s + b * c;
+        return;
+    }
+    const int is_v = hh >= H + Hkv, kvh = hh - H - (is_v ? Hkv : 0);
+    global const float *src = (is_v ? v : k) + ((long)t * Hkv + kvh) * D;
+    global float *dst = (is_v ? vc : kc) + ((long)(p0 + t) * Hkv + kvh) * D;
+    float a = src[ia], b = src[ib];
+    if (!is_v && p < half_rot) {
+        const float c = cs[(long)t * n_rot + 2 * p], s = cs[(long)t * n_rot + 2 * p + 1];
+        const float ra = a * c - b * s;
+        b = a * s + b * c;
+        a = ra;
+    }
+    dst[ia] = a;
+    dst[ib] = b;
+}
+
 /* g[i] = act(g[i]) * u[i]: silu (gelu == 0) or GELU's tanh form */
 kernel void act_mul(global float *g, global const float *u, int gelu, long count) {
     const long i = get_global_id(0);
