@@ -30,7 +30,8 @@ static const char *const kernel_names[K_COUNT] = {
     "mm_q5_0_g", "mm_q5_1_g", "mm_q8_0_g", "mm_f32_g",  "mm_f16_g",  "mm_bf16_g", "mm_q4_k_g",
     "mm_q5_k_g", "mm_q6_k_g", "rmsnorm",   "add",       "add_bias",  "rope",
     "act_mul",   "softmax",   "attention", "im2col_hwc", "upsample2x", "concat",
-    "groupnorm", "layernorm", "geglu",     "act",       "add_image",  "mha"};
+    "groupnorm", "layernorm", "geglu",     "act",       "add_image",  "mha",
+    "groupnorm_part", "groupnorm_stats", "mha_t10", "mha_t16", "mha_t20", "mha_t40"};
 
 struct pt_ocl {
     cl_platform_id platform;
@@ -43,6 +44,8 @@ struct pt_ocl {
     bool cpu;          /* a CPU device (PoCL): the row kernels of matmul.cl */
     bool gemm;         /* the device runs gemm.cl's 256-item groups (every kernel of it) */
     bool from_cache;
+    cl_mem scratch;    /* pt_ocl_scratch's, scratch_bytes long */
+    size_t scratch_bytes;
     char err[512];
 };
 
@@ -228,8 +231,10 @@ static int build(pt_ocl *o, const char *opts) {
 
 static int make_program(pt_ocl *o, const char *cache_dir) {
     char opts[256];
-    snprintf(opts, sizeof opts, "-DMM_WG=%d -DMM_NR=%d -DMM_NT=%d -DOPS_WG=%d -DATT_WG=%d", MM_WG,
-             MM_NR, MM_NT, OPS_WG, ATT_WG);
+    snprintf(opts, sizeof opts,
+             "-DMM_WG=%d -DMM_NR=%d -DMM_NT=%d -DOPS_WG=%d -DATT_WG=%d -DMHA_TQ=%d -DMHA_TK=%d "
+             "-DMHA_TP=%d",
+             MM_WG, MM_NR, MM_NT, OPS_WG, ATT_WG, MHA_TQ, MHA_TK, MHA_TP);
     char path[4200] = "";
     if (cache_dir && *cache_dir && make_dirs(cache_dir)) {
         cache_path(o, cache_dir, opts, path, sizeof path);
@@ -307,6 +312,7 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
 void pt_ocl_close(pt_ocl *o) {
     if (!o) return;
     if (o->queue) clFinish(o->queue);
+    if (o->scratch) clReleaseMemObject(o->scratch);
     for (int i = 0; i < K_COUNT; i++)
         if (o->k[i]) clReleaseKernel(o->k[i]);
     if (o->program) clReleaseProgram(o->program);
@@ -321,6 +327,31 @@ bool pt_ocl_from_cache(const pt_ocl *o) { return o->from_cache; }
 void pt_ocl_use_group_kernels(pt_ocl *o, bool group) { o->cpu = !group && o->info.cpu; }
 
 /* ---- buffers ------------------------------------------------------------ */
+
+pt_ocl_mem *pt_ocl_scratch(pt_ocl *o, size_t bytes) {
+    if (o->scratch && o->scratch_bytes >= bytes) return (pt_ocl_mem *)o->scratch;
+    if (o->scratch) clReleaseMemObject(o->scratch); /* freed once the queued kernels are done */
+    o->scratch = NULL;
+    o->scratch_bytes = 0;
+    bytes = bytes < 4096 ? 4096 : bytes;
+    cl_int st;
+    o->scratch = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE, bytes, NULL, &st);
+    if (st != CL_SUCCESS) {
+        o->scratch = NULL;
+        set_err(o->err, sizeof o->err, "OpenCL scratch buffer of %zu bytes failed (status %d)", bytes, st);
+        return NULL;
+    }
+    o->scratch_bytes = bytes;
+    return (pt_ocl_mem *)o->scratch;
+}
+
+size_t pt_ocl_kernel_wg(pt_ocl *o, int k) {
+    size_t wg = 0;
+    if (clGetKernelWorkGroupInfo(o->k[k], o->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) !=
+        CL_SUCCESS)
+        return 0;
+    return wg;
+}
 
 pt_ocl_mem *pt_ocl_alloc(pt_ocl *o, size_t bytes, const void *init, bool host) {
     cl_int st;

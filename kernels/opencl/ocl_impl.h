@@ -22,6 +22,14 @@ _Static_assert(ATT_WG * 4 == ATT_MAX_D, "attention.cl's ATT_DPI is 4");
 #define GEMM_WG 256   /* gemm.cl: 64 x 64 outputs per group, 4 x 4 per item */
 #define GEMM_TILE 64
 #define GEMM_MIN_N 32 /* fewer tokens: the _n kernels */
+/* sd_ops.cl's tiled attention: groups of MHA_TQ queries x MHA_TP items
+ * per query, tiles of MHA_TK keys (MHA_TK a multiple of MHA_TP) */
+#define MHA_TQ 32
+#define MHA_TK 32
+#define MHA_TP 4
+/* GroupNorm's statistics: slices of about this many values of a group
+ * (whole pixels; at least one) per work-group */
+#define GN_SLICE_VALUES 2048
 
 enum {
     /* per type: the group kernels for 1 and MM_NT tokens, then the row kernel (CPU devices) */
@@ -35,12 +43,20 @@ enum {
     K_RMSNORM, K_ADD, K_ADD_BIAS, K_ROPE, K_ACT_MUL, K_SOFTMAX, K_ATTENTION,
     /* the image graphs' (conv.cl, sd_ops.cl; ocl_sd.c) */
     K_IM2COL, K_UPSAMPLE, K_CONCAT, K_GROUPNORM, K_LAYERNORM, K_GEGLU, K_ACT, K_ADD_IMAGE, K_MHA,
+    K_GN_PART, K_GN_STATS, K_MHA_T10, K_MHA_T16, K_MHA_T20, K_MHA_T40, /* the _t's: in dpi order */
     K_COUNT
 };
 /* Set the arguments of kernel k from (size, pointer) pairs and enqueue it
  * on a grid of `dims` dimensions. */
 int pt_ocl_launch(pt_ocl *o, int k, int dims, const size_t *global, const size_t *local, int n_args,
                   ...);
+/* The driver's scratch buffer of at least `bytes` (grown when smaller; a
+ * kernel still queued on the old one keeps it alive), or NULL (message
+ * set). Kernels on the one in-order queue never run at once, so each call
+ * may use it all. */
+pt_ocl_mem *pt_ocl_scratch(pt_ocl *o, size_t bytes);
+/* CL_KERNEL_WORK_GROUP_SIZE of kernel k on the device (0 when unknown). */
+size_t pt_ocl_kernel_wg(pt_ocl *o, int k);
 /* Set the driver's last message (pt_ocl_error). */
 void pt_ocl_set_error(pt_ocl *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -2,41 +2,83 @@
  * sd_ops.cl — the image graphs' normalizations, activations and
  * non-causal attention (engine/diffusion/sd_nn.h's ops on HWC float32).
  * Uses group_sum of ops.cl (the sources are one program). Statistics are
- * float sums in two passes (mean, then the centred squares): the CPU's are
- * double sums of x and x^2, so the two differ by rounding only.
+ * float sums in two passes (mean, then the centred squares; GroupNorm's per
+ * slice of pixels, then combined): the CPU's are double sums of x and x^2,
+ * so the two differ by rounding only.
  */
 
 inline float sd_silu(float v) { return v / (1.0f + exp(-v)); }
 inline float sd_gelu(float v) { return 0.5f * v * (1.0f + erf(v * 0.70710678118654752f)); }
 
-/* GroupNorm: one work-group of OPS_WG items per (image, group); x, y
- * [n][n_pix][c], group g is channels [g * cg, (g + 1) * cg). Statistics
- * over the image's n_pix * cg values of the group (biased variance), then
- *   y = (x - mean) * (rstd * gamma[ch]) + beta[ch]   (silu of it when silu)
- * y may be x: every item writes only the values it read. */
-kernel void groupnorm(global float *y, global const float *x, global const float *gamma,
-                      global const float *beta, long n_pix, int c, int groups, float eps,
-                      int silu) {
+/* GroupNorm in three kernels (pt_ocl_groupnorm): x, y [n][n_pix][c],
+ * group g is channels [g * cg, (g + 1) * cg); statistics over each
+ * image's n_pix * cg values of a group (biased variance). The pixels are
+ * cut into n_slices slices of slice_pix (the last one shorter), so that
+ * many work-groups share one (image, group):
+ *   groupnorm_part: one work-group of OPS_WG per (slice, image * groups + g)
+ *     writes part[ig * n_slices + slice] = (mean, sum of squares about
+ *     that mean) of the slice's values (two passes; the second reads what
+ *     the first brought into the cache);
+ *   groupnorm_stats: one work-group per image * groups + g combines its
+ *     slices (Chan et al.: M2 = sum M2_i + n_i (mean_i - mean)^2) into
+ *     part[st_at + ig] = (mean, rstd) (after every (image, group)'s slices);
+ *   groupnorm: one item per value,
+ *     y = (x - mean) * (rstd * gamma[ch]) + beta[ch]   (silu of it when silu).
+ * y may be x: every item writes only the value it read. */
+kernel void groupnorm_part(global float2 *part, global const float *x, long n_pix, int c,
+                           int groups, long slice_pix) {
     local float red[OPS_WG];
-    const int lid = get_local_id(0), g = get_group_id(0) % groups;
-    const long img = get_group_id(0) / groups;
+    const int lid = get_local_id(0), ig = get_group_id(1), g = ig % groups;
+    const long img = ig / groups, s = get_group_id(0);
     const int cg = c / groups;
-    const long cnt = n_pix * cg, base = img * n_pix * c + (long)g * cg;
-    float s = 0.0f;
-    for (long e = lid; e < cnt; e += OPS_WG) s += x[base + e / cg * c + e % cg];
-    const float mean = group_sum(red, s, lid) / (float)cnt;
+    const long p0 = s * slice_pix;
+    /* a slice holds at most GN_SLICE_VALUES values: int indices */
+    const int cnt = (int)(min(slice_pix, n_pix - p0) * cg);
+    global const float *xs = x + (img * n_pix + p0) * c + (long)g * cg;
+    float sum = 0.0f;
+    for (int e = lid; e < cnt; e += OPS_WG) sum += xs[(long)(e / cg) * c + e % cg];
+    const float mean = group_sum(red, sum, lid) / (float)cnt;
     float q = 0.0f;
-    for (long e = lid; e < cnt; e += OPS_WG) {
-        const float d = x[base + e / cg * c + e % cg] - mean;
+    for (int e = lid; e < cnt; e += OPS_WG) {
+        const float d = xs[(long)(e / cg) * c + e % cg] - mean;
         q += d * d;
     }
-    const float rstd = 1.0f / sqrt(group_sum(red, q, lid) / (float)cnt + eps);
-    for (long e = lid; e < cnt; e += OPS_WG) {
-        const long at = base + e / cg * c + e % cg;
-        const int ch = g * cg + (int)(e % cg);
-        const float v = (x[at] - mean) * (rstd * gamma[ch]) + beta[ch];
-        y[at] = silu ? sd_silu(v) : v;
+    const float m2 = group_sum(red, q, lid);
+    if (lid == 0) part[(long)ig * get_num_groups(0) + s] = (float2)(mean, m2);
+}
+
+kernel void groupnorm_stats(global float2 *part, long n_pix, int c, int groups, long slice_pix,
+                            int n_slices, long st_at, float eps) {
+    local float red[OPS_WG];
+    const int lid = get_local_id(0);
+    const long ig = get_group_id(0);
+    const int cg = c / groups;
+    global const float2 *ps = part + ig * n_slices;
+    float s = 0.0f;
+    for (int i = lid; i < n_slices; i += OPS_WG)
+        s += ps[i].x * (float)(min(slice_pix, n_pix - i * slice_pix) * cg);
+    const float total = (float)(n_pix * cg);
+    const float mean = group_sum(red, s, lid) / total;
+    float q = 0.0f;
+    for (int i = lid; i < n_slices; i += OPS_WG) {
+        const float d = ps[i].x - mean;
+        q += ps[i].y + (float)(min(slice_pix, n_pix - i * slice_pix) * cg) * d * d;
     }
+    const float var = group_sum(red, q, lid) / total;
+    if (lid == 0) part[st_at + ig] = (float2)(mean, 1.0f / sqrt(var + eps));
+}
+
+/* 2-D grid: dimension 0 the image's n_pix * c values, 1 the image. */
+kernel void groupnorm(global float *y, global const float *x, global const float2 *part,
+                      long st_at, global const float *gamma, global const float *beta, long n_pix,
+                      int c, int groups, int silu) {
+    const long i = get_global_id(0), img = get_global_id(1);
+    if (i >= n_pix * c) return;
+    const int ch = (int)(i % c);
+    const float2 st = part[st_at + img * groups + ch / (c / groups)];
+    const long at = img * n_pix * c + i;
+    const float v = (x[at] - st.x) * (st.y * gamma[ch]) + beta[ch];
+    y[at] = silu ? sd_silu(v) : v;
 }
 
 /* LayerNorm of each row of c values (one work-group per row):
@@ -85,7 +127,10 @@ kernel void add_image(global float *y, global const float *t, long n_pix, int c,
 /* Non-causal multi-head attention, attention.cl's online softmax:
  * out, q [n_seq][n_q][H * D], k, v [n_seq][n_kv][H * D] (head h at
  * column h * D); out = softmax(q k^T * scale) v per (sequence, head).
- * One work-group of ATT_WG items per (head, query, sequence); keys are
+ * Two forms: mha_t* (tiled, below) for D <= MHA_TP * 40 when the device's
+ * local memory holds its tiles, mha otherwise (the VAE's head of 512).
+ *
+ * mha: one work-group of ATT_WG items per (head, query, sequence); keys are
  * taken ATT_WG at a time, item i scoring key base + i and accumulating
  * output dimensions i, i + ATT_WG, ... (D <= ATT_WG * MHA_DPI: 512, the
  * VAE's one head). */
@@ -146,3 +191,96 @@ kernel void mha(global float *out, global const float *q, global const float *k,
         if (d < D) o[d] = acc[e] / l;
     }
 }
+
+/* Tiled attention (flash attention's order): a work-group of
+ * MHA_TQ * MHA_TP items per (tile of MHA_TQ queries, head, sequence);
+ * item t owns query row r = t / MHA_TP of the tile and, of its output,
+ * dimensions p, p + MHA_TP, ... (p = t % MHA_TP; dpi of them, dpi a
+ * constant of each kernel: MHA_TP * dpi >= D). Per tile of MHA_TK keys:
+ *   1. K's rows into kv; item (r, p) scores keys p, p + MHA_TP, ... of
+ *      row r: sc[r][j] = q_r . k_j * scale (-inf past n_kv);
+ *   2. V's rows into kv; each item takes row r's maximum m' (with the
+ *      running m), rescales acc and l by exp(m - m') and adds
+ *      exp(sc[r][j] - m') v_j over the tile's keys (the MHA_TP items of a
+ *      row all compute the row's exps: no exchange between them).
+ * Local buffers (kernel arguments, sized by pt_ocl_mha): qs [MHA_TQ][ld],
+ * kv [MHA_TK][ld], sc [MHA_TQ][MHA_TK + 1], ld = (MHA_TP * dpi) | 1 (odd:
+ * the rows items read at once fall on distinct banks). Columns D .. ld of
+ * kv and rows past n_q / n_kv are zeros, so the inner loops need no
+ * bounds. */
+inline void mha_tile(global float *out, global const float *q, global const float *k,
+                     global const float *v, int n_q, int n_kv, int H, int D, float scale,
+                     local float *qs, local float *kv, local float *sc, const int dpi) {
+    const int lid = get_local_id(0), r = lid / MHA_TP, p = lid % MHA_TP;
+    const int q0 = get_group_id(0) * MHA_TQ, h = get_group_id(1), s = get_group_id(2);
+    const int HD = H * D, W = MHA_TP * dpi, ld = W | 1, nw = MHA_TQ * MHA_TP;
+    global const float *qb = q + ((long)s * n_q + q0) * HD + (long)h * D;
+    global const float *ks = k + (long)s * n_kv * HD + (long)h * D;
+    global const float *vs = v + (long)s * n_kv * HD + (long)h * D;
+    for (int e = lid; e < MHA_TQ * D; e += nw) {
+        const int i = e / D, d = e % D;
+        qs[i * ld + d] = q0 + i < n_q ? qb[(long)i * HD + d] : 0.0f;
+    }
+    float acc[40];
+    for (int e = 0; e < dpi; e++) acc[e] = 0.0f;
+    float m = -INFINITY, l = 0.0f;
+    local const float *qr = qs + r * ld;
+    local float *sr = sc + r * (MHA_TK + 1);
+    for (int base = 0; base < n_kv; base += MHA_TK) {
+        const int cnt = min(MHA_TK, n_kv - base);
+        barrier(CLK_LOCAL_MEM_FENCE); /* qs written; the last tile's kv read */
+        for (int e = lid; e < MHA_TK * D; e += nw) {
+            const int j = e / D, d = e % D;
+            kv[j * ld + d] = j < cnt ? ks[(long)(base + j) * HD + d] : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float dot[MHA_TK / MHA_TP];
+        for (int a = 0; a < MHA_TK / MHA_TP; a++) dot[a] = 0.0f;
+        local const float *kp = kv + p * ld;
+        for (int d = 0; d < D; d++) {
+            const float qd = qr[d];
+            for (int a = 0; a < MHA_TK / MHA_TP; a++) dot[a] += qd * kp[a * MHA_TP * ld + d];
+        }
+        for (int a = 0; a < MHA_TK / MHA_TP; a++) {
+            const int j = p + a * MHA_TP;
+            sr[j] = j < cnt ? dot[a] * scale : -INFINITY;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE); /* K read, scores written */
+        for (int e = lid; e < MHA_TK * W; e += nw) {
+            const int j = e / W, d = e % W;
+            kv[j * ld + d] = j < cnt && d < D ? vs[(long)(base + j) * HD + d] : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float mx = m;
+        for (int j = 0; j < cnt; j++) mx = fmax(mx, sr[j]);
+        const float corr = exp(m - mx); /* 0 on the first tile (m = -inf) */
+        l *= corr;
+        for (int e = 0; e < dpi; e++) acc[e] *= corr;
+        for (int j = 0; j < cnt; j++) {
+            const float pj = exp(sr[j] - mx);
+            l += pj;
+            local const float *vj = kv + j * ld + p;
+            for (int e = 0; e < dpi; e++) acc[e] += pj * vj[e * MHA_TP];
+        }
+        m = mx;
+    }
+    if (q0 + r >= n_q) return;
+    global float *o = out + ((long)s * n_q + q0 + r) * HD + (long)h * D;
+    for (int e = 0; e < dpi; e++) {
+        const int d = p + e * MHA_TP;
+        if (d < D) o[d] = acc[e] / l;
+    }
+}
+
+/* mha_tile for D <= MHA_TP * 10, 16, 20, 40 (SD's heads of 40, 64, 80, 160). */
+#define MHA_TILE_KERNEL(dpi)                                                                       \
+    kernel __attribute__((reqd_work_group_size(MHA_TQ * MHA_TP, 1, 1))) void mha_t##dpi(          \
+        global float *out, global const float *q, global const float *k, global const float *v,   \
+        int n_q, int n_kv, int H, int D, float scale, local float *qs, local float *kv,            \
+        local float *sc) {                                                                         \
+        mha_tile(out, q, k, v, n_q, n_kv, H, D, scale, qs, kv, sc, dpi);                           \
+    }
+MHA_TILE_KERNEL(10)
+MHA_TILE_KERNEL(16)
+MHA_TILE_KERNEL(20)
+MHA_TILE_KERNEL(40)
