@@ -31,7 +31,7 @@ static const char *const kernel_names[K_COUNT] = {
     "mm_q5_k_g", "mm_q6_k_g", "rmsnorm",   "add",       "add_bias",  "rope",
     "act_mul",   "softmax",   "attention", "im2col_hwc", "upsample2x", "concat",
     "groupnorm", "layernorm", "geglu",     "act",       "add_image",  "mha",
-    "groupnorm_part", "groupnorm_stats", "mha_t10", "mha_t16", "mha_t20", "mha_t40"};
+    "groupnorm_part", "groupnorm_stats", "mha_t12", "mha_t16", "mha_t20", "mha_t40"};
 
 struct pt_ocl {
     cl_platform_id platform;

@@ -43,7 +43,7 @@ enum {
     K_RMSNORM, K_ADD, K_ADD_BIAS, K_ROPE, K_ACT_MUL, K_SOFTMAX, K_ATTENTION,
     /* the image graphs' (conv.cl, sd_ops.cl; ocl_sd.c) */
     K_IM2COL, K_UPSAMPLE, K_CONCAT, K_GROUPNORM, K_LAYERNORM, K_GEGLU, K_ACT, K_ADD_IMAGE, K_MHA,
-    K_GN_PART, K_GN_STATS, K_MHA_T10, K_MHA_T16, K_MHA_T20, K_MHA_T40, /* the _t's: in dpi order */
+    K_GN_PART, K_GN_STATS, K_MHA_T12, K_MHA_T16, K_MHA_T20, K_MHA_T40, /* the _t's: in dpi order */
     K_COUNT
 };
 /* Set the arguments of kernel k from (size, pointer) pairs and enqueue it

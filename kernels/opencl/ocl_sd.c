@@ -129,16 +129,16 @@ int pt_ocl_mha(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *k, pt_ocl_
     /* the tiled kernel with the fewest dimensions per item that cover D
      * (MHA_TP * dpi >= D), when its local buffers fit and the device runs
      * its groups */
-    static const int dpis[4] = {10, 16, 20, 40};
+    static const int dpis[4] = {12, 16, 20, 40};
     for (int t = 0; t < 4; t++) {
         if (MHA_TP * dpis[t] < D) continue;
-        const size_t ld = (size_t)(MHA_TP * dpis[t]) | 1, wg = MHA_TQ * MHA_TP;
+        const size_t ld = 4 * (size_t)(dpis[t] | 1), wg = MHA_TQ * MHA_TP;
         const size_t qs = MHA_TQ * ld * sizeof(float), kvs = MHA_TK * ld * sizeof(float);
-        const size_t scs = MHA_TQ * (MHA_TK + 1) * sizeof(float);
-        if (qs + kvs + scs > pt_ocl_info(o)->local_mem || pt_ocl_kernel_wg(o, K_MHA_T10 + t) < wg) break;
+        const size_t scs = MHA_TQ * (MHA_TK + MHA_TP + 1) * sizeof(float);
+        if (qs + kvs + scs > pt_ocl_info(o)->local_mem || pt_ocl_kernel_wg(o, K_MHA_T12 + t) < wg) break;
         const size_t global[3] = {(size_t)(n_q + MHA_TQ - 1) / MHA_TQ * wg, (size_t)H, (size_t)n_seq};
         const size_t local[3] = {wg, 1, 1};
-        return pt_ocl_launch(o, K_MHA_T10 + t, 3, global, local, 12, ARG(om), ARG(qm), ARG(km), ARG(vm),
+        return pt_ocl_launch(o, K_MHA_T12 + t, 3, global, local, 12, ARG(om), ARG(qm), ARG(km), ARG(vm),
                              ARG(n_q), ARG(n_kv), ARG(H), ARG(D), ARG(scale), qs, (const void *)NULL, kvs,
                              (const void *)NULL, scs, (const void *)NULL);
     }

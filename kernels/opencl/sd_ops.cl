@@ -194,85 +194,106 @@ kernel void mha(global float *out, global const float *q, global const float *k,
 
 /* Tiled attention (flash attention's order): a work-group of
  * MHA_TQ * MHA_TP items per (tile of MHA_TQ queries, head, sequence);
- * item t owns query row r = t / MHA_TP of the tile and, of its output,
- * dimensions p, p + MHA_TP, ... (p = t % MHA_TP; dpi of them, dpi a
- * constant of each kernel: MHA_TP * dpi >= D). Per tile of MHA_TK keys:
- *   1. K's rows into kv; item (r, p) scores keys p, p + MHA_TP, ... of
- *      row r: sc[r][j] = q_r . k_j * scale (-inf past n_kv);
- *   2. V's rows into kv; each item takes row r's maximum m' (with the
- *      running m), rescales acc and l by exp(m - m') and adds
- *      exp(sc[r][j] - m') v_j over the tile's keys (the MHA_TP items of a
- *      row all compute the row's exps: no exchange between them).
+ * item t owns query row r = t / MHA_TP of the tile and p = t % MHA_TP its
+ * part: keys p, p + MHA_TP, ... of each key tile, and the output's
+ * float4 chunks p, p + MHA_TP, ... (dimensions 4 * chunk .. + 3; dpi / 4
+ * chunks, dpi a constant of each kernel, a multiple of 4 with
+ * MHA_TP * dpi >= D). Per tile of MHA_TK keys:
+ *   1. K's rows into kv; item (r, p) scores its keys of row r, s_j =
+ *      q_r . k_j * scale (-inf past n_kv), and puts their maximum in
+ *      row r's slot p of sc (columns MHA_TK .. + MHA_TP);
+ *   2. each item takes the row's maximum m' (with the running m), writes
+ *      its keys' exp(s_j - m') to sc[r][j], adds them to its share of the
+ *      row's sum l (rescaled by exp(m - m') like acc: the shares add up at
+ *      the end), and V's rows go into kv;
+ *   3. acc = acc * exp(m - m') + sum_j sc[r][j] v_j over the tile.
  * Local buffers (kernel arguments, sized by pt_ocl_mha): qs [MHA_TQ][ld],
- * kv [MHA_TK][ld], sc [MHA_TQ][MHA_TK + 1], ld = (MHA_TP * dpi) | 1 (odd:
- * the rows items read at once fall on distinct banks). Columns D .. ld of
- * kv and rows past n_q / n_kv are zeros, so the inner loops need no
- * bounds. */
+ * kv [MHA_TK][ld], sc [MHA_TQ][MHA_TK + MHA_TP + 1], ld = 4 * (dpi | 1)
+ * (ld / 4 odd: the float4 rows items read at once fall on distinct banks).
+ * Columns D .. ld of qs and kv and rows past n_q / n_kv are zeros, so the
+ * inner loops need no bounds. */
+#define MHA_SC (MHA_TK + MHA_TP + 1)
 inline void mha_tile(global float *out, global const float *q, global const float *k,
                      global const float *v, int n_q, int n_kv, int H, int D, float scale,
                      local float *qs, local float *kv, local float *sc, const int dpi) {
     const int lid = get_local_id(0), r = lid / MHA_TP, p = lid % MHA_TP;
     const int q0 = get_group_id(0) * MHA_TQ, h = get_group_id(1), s = get_group_id(2);
-    const int HD = H * D, W = MHA_TP * dpi, ld = W | 1, nw = MHA_TQ * MHA_TP;
+    const int HD = H * D, ld4 = dpi | 1, ld = 4 * ld4, D4 = (D + 3) / 4, nw = MHA_TQ * MHA_TP;
     global const float *qb = q + ((long)s * n_q + q0) * HD + (long)h * D;
     global const float *ks = k + (long)s * n_kv * HD + (long)h * D;
     global const float *vs = v + (long)s * n_kv * HD + (long)h * D;
-    for (int e = lid; e < MHA_TQ * D; e += nw) {
-        const int i = e / D, d = e % D;
-        qs[i * ld + d] = q0 + i < n_q ? qb[(long)i * HD + d] : 0.0f;
+    for (int e = lid; e < MHA_TQ * ld; e += nw) {
+        const int i = e / ld, d = e % ld;
+        qs[e] = q0 + i < n_q && d < D ? qb[(long)i * HD + d] : 0.0f;
     }
-    float acc[40];
-    for (int e = 0; e < dpi; e++) acc[e] = 0.0f;
+    float4 acc[10];
+    for (int e = 0; e < dpi / 4; e++) acc[e] = (float4)(0.0f);
     float m = -INFINITY, l = 0.0f;
-    local const float *qr = qs + r * ld;
-    local float *sr = sc + r * (MHA_TK + 1);
+    local const float4 *qr = (local const float4 *)(qs + r * ld);
+    local float *sr = sc + r * MHA_SC;
+    local const float4 *kv4 = (local const float4 *)kv;
     for (int base = 0; base < n_kv; base += MHA_TK) {
         const int cnt = min(MHA_TK, n_kv - base);
-        barrier(CLK_LOCAL_MEM_FENCE); /* qs written; the last tile's kv read */
-        for (int e = lid; e < MHA_TK * D; e += nw) {
-            const int j = e / D, d = e % D;
-            kv[j * ld + d] = j < cnt ? ks[(long)(base + j) * HD + d] : 0.0f;
+        barrier(CLK_LOCAL_MEM_FENCE); /* qs written; the last tile's kv and sc read */
+        for (int e = lid; e < MHA_TK * ld; e += nw) {
+            const int j = e / ld, d = e % ld;
+            kv[e] = j < cnt && d < D ? ks[(long)(base + j) * HD + d] : 0.0f;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        float dot[MHA_TK / MHA_TP];
-        for (int a = 0; a < MHA_TK / MHA_TP; a++) dot[a] = 0.0f;
-        local const float *kp = kv + p * ld;
-        for (int d = 0; d < D; d++) {
-            const float qd = qr[d];
-            for (int a = 0; a < MHA_TK / MHA_TP; a++) dot[a] += qd * kp[a * MHA_TP * ld + d];
+        float dot_[MHA_TK / MHA_TP];
+        for (int a = 0; a < MHA_TK / MHA_TP; a++) dot_[a] = 0.0f;
+        for (int d4 = 0; d4 < D4; d4++) {
+            const float4 qd = qr[d4];
+            for (int a = 0; a < MHA_TK / MHA_TP; a++) dot_[a] += dot(qd, kv4[(p + a * MHA_TP) * ld4 + d4]);
         }
+        float pm = -INFINITY;
         for (int a = 0; a < MHA_TK / MHA_TP; a++) {
-            const int j = p + a * MHA_TP;
-            sr[j] = j < cnt ? dot[a] * scale : -INFINITY;
+            dot_[a] = p + a * MHA_TP < cnt ? dot_[a] * scale : -INFINITY;
+            pm = fmax(pm, dot_[a]);
         }
-        barrier(CLK_LOCAL_MEM_FENCE); /* K read, scores written */
-        for (int e = lid; e < MHA_TK * W; e += nw) {
-            const int j = e / W, d = e % W;
-            kv[j * ld + d] = j < cnt && d < D ? vs[(long)(base + j) * HD + d] : 0.0f;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        sr[MHA_TK + p] = pm;
+        barrier(CLK_LOCAL_MEM_FENCE); /* K read, the partial maxima written */
         float mx = m;
-        for (int j = 0; j < cnt; j++) mx = fmax(mx, sr[j]);
+        for (int i = 0; i < MHA_TP; i++) mx = fmax(mx, sr[MHA_TK + i]);
         const float corr = exp(m - mx); /* 0 on the first tile (m = -inf) */
         l *= corr;
-        for (int e = 0; e < dpi; e++) acc[e] *= corr;
-        for (int j = 0; j < cnt; j++) {
-            const float pj = exp(sr[j] - mx);
+        for (int a = 0; a < MHA_TK / MHA_TP; a++) {
+            const float pj = exp(dot_[a] - mx);
+            sr[p + a * MHA_TP] = pj;
             l += pj;
-            local const float *vj = kv + j * ld + p;
-            for (int e = 0; e < dpi; e++) acc[e] += pj * vj[e * MHA_TP];
+        }
+        for (int e = lid; e < MHA_TK * ld; e += nw) {
+            const int j = e / ld, d = e % ld;
+            kv[e] = j < cnt && d < D ? vs[(long)(base + j) * HD + d] : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int e = 0; e < dpi / 4; e++) acc[e] *= corr;
+        for (int j = 0; j < MHA_TK; j++) {
+            const float pj = sr[j];
+            local const float4 *vj = kv4 + j * ld4 + p;
+            for (int e = 0; e < dpi / 4; e++) acc[e] += pj * vj[e * MHA_TP];
         }
         m = mx;
     }
+    /* the row's sum: the shares of its MHA_TP items (every item is past
+     * its last reads of the partial maxima) */
+    sr[MHA_TK + p] = l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    l = 0.0f;
+    for (int i = 0; i < MHA_TP; i++) l += sr[MHA_TK + i];
     if (q0 + r >= n_q) return;
     global float *o = out + ((long)s * n_q + q0 + r) * HD + (long)h * D;
-    for (int e = 0; e < dpi; e++) {
-        const int d = p + e * MHA_TP;
-        if (d < D) o[d] = acc[e] / l;
+    for (int e = 0; e < dpi / 4; e++) {
+        const int d = 4 * (p + e * MHA_TP);
+        const float4 y = acc[e] / l;
+        if (d < D) o[d] = y.x;
+        if (d + 1 < D) o[d + 1] = y.y;
+        if (d + 2 < D) o[d + 2] = y.z;
+        if (d + 3 < D) o[d + 3] = y.w;
     }
 }
 
-/* mha_tile for D <= MHA_TP * 10, 16, 20, 40 (SD's heads of 40, 64, 80, 160). */
+/* mha_tile for D <= MHA_TP * 12, 16, 20, 40 (SD's heads of 40, 64, 80, 160). */
 #define MHA_TILE_KERNEL(dpi)                                                                       \
     kernel __attribute__((reqd_work_group_size(MHA_TQ * MHA_TP, 1, 1))) void mha_t##dpi(          \
         global float *out, global const float *q, global const float *k, global const float *v,   \
@@ -280,7 +301,7 @@ inline void mha_tile(global float *out, global const float *q, global const floa
         local float *sc) {                                                                         \
         mha_tile(out, q, k, v, n_q, n_kv, H, D, scale, qs, kv, sc, dpi);                           \
     }
-MHA_TILE_KERNEL(10)
+MHA_TILE_KERNEL(12)
 MHA_TILE_KERNEL(16)
 MHA_TILE_KERNEL(20)
 MHA_TILE_KERNEL(40)
