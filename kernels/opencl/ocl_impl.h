@@ -27,6 +27,7 @@ _Static_assert(ATT_WG * 4 == ATT_MAX_D, "attention.cl's ATT_DPI is 4");
 #define MHA_TQ 32
 #define MHA_TK 32
 #define MHA_TP 4
+_Static_assert(MHA_TK % MHA_TP == 0, "each item scores MHA_TK / MHA_TP keys of a tile");
 /* GroupNorm's statistics: slices of about this many values of a group
  * (whole pixels; at least one) per work-group */
 #define GN_SLICE_VALUES 2048

@@ -132,7 +132,7 @@ int pt_ocl_mha(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *k, pt_ocl_
     static const int dpis[4] = {12, 16, 20, 40};
     for (int t = 0; t < 4; t++) {
         if (MHA_TP * dpis[t] < D) continue;
-        const size_t ld = 4 * (size_t)(dpis[t] | 1), wg = MHA_TQ * MHA_TP;
+        const size_t ld = 4 * (size_t)((MHA_TP * dpis[t] / 4) | 1), wg = MHA_TQ * MHA_TP;
         const size_t qs = MHA_TQ * ld * sizeof(float), kvs = MHA_TK * ld * sizeof(float);
         const size_t scs = MHA_TQ * (MHA_TK + MHA_TP + 1) * sizeof(float);
         if (qs + kvs + scs > pt_ocl_info(o)->local_mem || pt_ocl_kernel_wg(o, K_MHA_T12 + t) < wg) break;

@@ -208,8 +208,9 @@ kernel void mha(global float *out, global const float *q, global const float *k,
  *      the end), and V's rows go into kv;
  *   3. acc = acc * exp(m - m') + sum_j sc[r][j] v_j over the tile.
  * Local buffers (kernel arguments, sized by pt_ocl_mha): qs [MHA_TQ][ld],
- * kv [MHA_TK][ld], sc [MHA_TQ][MHA_TK + MHA_TP + 1], ld = 4 * (dpi | 1)
- * (ld / 4 odd: the float4 rows items read at once fall on distinct banks).
+ * kv [MHA_TK][ld], sc [MHA_TQ][MHA_TK + MHA_TP + 1], ld = 4 * ((MHA_TP *
+ * dpi / 4) | 1) >= MHA_TP * dpi (ld / 4 odd: the float4 rows items read
+ * at once fall on distinct banks).
  * Columns D .. ld of qs and kv and rows past n_q / n_kv are zeros, so the
  * inner loops need no bounds. */
 #define MHA_SC (MHA_TK + MHA_TP + 1)
@@ -218,7 +219,7 @@ inline void mha_tile(global float *out, global const float *q, global const floa
                      local float *qs, local float *kv, local float *sc, const int dpi) {
     const int lid = get_local_id(0), r = lid / MHA_TP, p = lid % MHA_TP;
     const int q0 = get_group_id(0) * MHA_TQ, h = get_group_id(1), s = get_group_id(2);
-    const int HD = H * D, ld4 = dpi | 1, ld = 4 * ld4, D4 = (D + 3) / 4, nw = MHA_TQ * MHA_TP;
+    const int HD = H * D, ld4 = (MHA_TP * dpi / 4) | 1, ld = 4 * ld4, D4 = (D + 3) / 4, nw = MHA_TQ * MHA_TP;
     global const float *qb = q + ((long)s * n_q + q0) * HD + (long)h * D;
     global const float *ks = k + (long)s * n_kv * HD + (long)h * D;
     global const float *vs = v + (long)s * n_kv * HD + (long)h * D;
