@@ -214,19 +214,43 @@ kernel void mha(global float *out, global const float *q, global const float *k,
  * Columns D .. ld of qs and kv and rows past n_q / n_kv are zeros, so the
  * inner loops need no bounds. */
 #define MHA_SC (MHA_TK + MHA_TP + 1)
+
+/* dst [rows][ld4] float4 (local) = rows of D values of src (row stride
+ * HD), zeros past n_rows rows and D values: the group's items take
+ * consecutive float4 of a row (coalesced), the next row after ld4. */
+inline void mha_load(local float *dst, global const float *src, int n_rows, int rows, int ld4,
+                     int D, int HD) {
+    const int nw = MHA_TQ * MHA_TP, lid = get_local_id(0), js = nw / ld4, cs = nw % ld4;
+    local float4 *d4 = (local float4 *)dst;
+    for (int j = lid / ld4, c = lid % ld4; j < rows;) {
+        const int d = 4 * c;
+        float4 val = (float4)(0.0f);
+        if (j < n_rows && d < D) {
+            global const float *sp = src + (long)j * HD + d;
+            if (d + 4 <= D) {
+                val = vload4(0, sp);
+            } else {
+                val.x = sp[0];
+                if (d + 1 < D) val.y = sp[1];
+                if (d + 2 < D) val.z = sp[2];
+            }
+        }
+        d4[j * ld4 + c] = val;
+        j += js;
+        c += cs;
+        if (c >= ld4) c -= ld4, j++;
+    }
+}
 inline void mha_tile(global float *out, global const float *q, global const float *k,
                      global const float *v, int n_q, int n_kv, int H, int D, float scale,
                      local float *qs, local float *kv, local float *sc, const int dpi) {
     const int lid = get_local_id(0), r = lid / MHA_TP, p = lid % MHA_TP;
     const int q0 = get_group_id(0) * MHA_TQ, h = get_group_id(1), s = get_group_id(2);
-    const int HD = H * D, ld4 = (MHA_TP * dpi / 4) | 1, ld = 4 * ld4, D4 = (D + 3) / 4, nw = MHA_TQ * MHA_TP;
+    const int HD = H * D, ld4 = (MHA_TP * dpi / 4) | 1, ld = 4 * ld4, D4 = (D + 3) / 4;
     global const float *qb = q + ((long)s * n_q + q0) * HD + (long)h * D;
     global const float *ks = k + (long)s * n_kv * HD + (long)h * D;
     global const float *vs = v + (long)s * n_kv * HD + (long)h * D;
-    for (int e = lid; e < MHA_TQ * ld; e += nw) {
-        const int i = e / ld, d = e % ld;
-        qs[e] = q0 + i < n_q && d < D ? qb[(long)i * HD + d] : 0.0f;
-    }
+    mha_load(qs, qb, n_q - q0, MHA_TQ, ld4, D, HD);
     float4 acc[10];
     for (int e = 0; e < dpi / 4; e++) acc[e] = (float4)(0.0f);
     float m = -INFINITY, l = 0.0f;
@@ -236,10 +260,7 @@ inline void mha_tile(global float *out, global const float *q, global const floa
     for (int base = 0; base < n_kv; base += MHA_TK) {
         const int cnt = min(MHA_TK, n_kv - base);
         barrier(CLK_LOCAL_MEM_FENCE); /* qs written; the last tile's kv and sc read */
-        for (int e = lid; e < MHA_TK * ld; e += nw) {
-            const int j = e / ld, d = e % ld;
-            kv[e] = j < cnt && d < D ? ks[(long)(base + j) * HD + d] : 0.0f;
-        }
+        mha_load(kv, ks + (long)base * HD, cnt, MHA_TK, ld4, D, HD);
         barrier(CLK_LOCAL_MEM_FENCE);
         float dot_[MHA_TK / MHA_TP];
         for (int a = 0; a < MHA_TK / MHA_TP; a++) dot_[a] = 0.0f;
@@ -263,10 +284,7 @@ inline void mha_tile(global float *out, global const float *q, global const floa
             sr[p + a * MHA_TP] = pj;
             l += pj;
         }
-        for (int e = lid; e < MHA_TK * ld; e += nw) {
-            const int j = e / ld, d = e % ld;
-            kv[e] = j < cnt && d < D ? vs[(long)(base + j) * HD + d] : 0.0f;
-        }
+        mha_load(kv, vs + (long)base * HD, cnt, MHA_TK, ld4, D, HD);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int e = 0; e < dpi / 4; e++) acc[e] *= corr;
         for (int j = 0; j < MHA_TK; j++) {
