@@ -74,7 +74,8 @@ kernel void groupnorm(global float *y, global const float *x, global const float
                       int c, int groups, int silu) {
     const long i = get_global_id(0), img = get_global_id(1);
     if (i >= n_pix * c) return;
-    const int ch = (int)(i % c);
+    /* 32-bit remainders where the image's values fit (64-bit ones are slow on GPUs) */
+    const int ch = n_pix * c <= UINT_MAX ? (int)((uint)i % (uint)c) : (int)(i % c);
     const float2 st = part[st_at + img * groups + ch / (c / groups)];
     const long at = img * n_pix * c + i;
     const float v = (x[at] - st.x) * (st.y * gamma[ch]) + beta[ch];
