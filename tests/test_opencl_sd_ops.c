@@ -4,10 +4,12 @@
  * layers (sd_nn.h on the plain C kernels' results: the image graphs'
  * reference), on random inputs of random and odd shapes: convolutions
  * (3x3 stride 1 and 2, 1x1; any channel counts; bias; the residual add;
- * F32 and F16 weights), Linear (F32, F16), GroupNorm with and without the fused SiLU (also in place),
+ * F32 and F16 weights), Linear (F32, F16), GroupNorm with and without the fused SiLU (also in place;
+ * statistics over one and over many of the kernel's slices of pixels),
  * LayerNorm, SiLU, GELU, GEGLU, nearest 2x up-sampling, concatenation,
- * non-causal multi-head attention (self and cross shapes, key counts
- * across the kernel's chunks of 64) and the Attention module, and a
+ * non-causal multi-head attention (self and cross shapes, query and key
+ * counts across the kernels' tiles, the tiled kernels' head sizes and the
+ * larger ones of the other kernel) and the Attention module, and a
  * ResNet block with its time embedding; Q8_0 and Q4_0 Linear and
  * convolutions and a Q4_1 Linear (kept in their blocks on the device) and the bytes the
  * device holds for them (test_qlinear's comment has their tolerances).
@@ -287,9 +289,7 @@ static void test_qconv(int q, int variant, int k, int stride) {
 
 /* ---- norms ------------------------------------------------------------------------ */
 
-static void test_groupnorm(bool silu, bool in_place) {
-    const int groups = irand(1, 8), c = groups * irand(1, 5), n = irand(1, 2);
-    const int64_t n_pix = irand(1, 700);
+static void groupnorm_case(int n, int64_t n_pix, int c, int groups, bool silu, bool in_place) {
     const size_t nx = (size_t)n * n_pix * c;
     sd_norm nm = {rand_vec((size_t)c, 1.0f), rand_vec((size_t)c, 1.0f), c, groups, 1e-5f};
     float *x = rand_vec(nx, 2.0f), *y = malloc(nx * sizeof *y);
@@ -304,6 +304,28 @@ static void test_groupnorm(bool silu, bool in_place) {
     compare(what, dy, y, nx);
     sd_ocl_forget_weights(dev, -1);
     free(nm.gamma), free(nm.beta), free(x), free(y);
+}
+
+static void test_groupnorm(bool silu, bool in_place) {
+    const int groups = irand(1, 8), c = groups * irand(1, 5), n = irand(1, 2);
+    groupnorm_case(n, irand(1, 700), c, groups, silu, in_place);
+}
+
+/* Shapes whose statistics span several of the kernel's slices of pixels
+ * (about 2048 values of a group each, ocl_impl.h's GN_SLICE_VALUES), the
+ * last one shorter: channels per group of 1 (slices of 2048 pixels), 4
+ * (the VAE's 128 / 32; 512), 40 (SD's 1280 / 32; 51), more than a slice
+ * (slices of one pixel), and a random one. */
+static void test_groupnorm_slices(void) {
+    for (int i = 0; i < 2; i++) {
+        const bool silu = i, in_place = !i;
+        groupnorm_case(1, 2 * 2048 + 3, 2, 2, silu, in_place);
+        groupnorm_case(2, 9 * 512 + 17, 128, 32, silu, in_place);
+        groupnorm_case(2, 33 * 51 + 50, 80, 2, silu, in_place);
+        groupnorm_case(1, 3, 4100, 2, silu, in_place);
+        const int groups = irand(1, 8);
+        groupnorm_case(irand(1, 3), irand(2000, 9000), groups * irand(1, 12), groups, silu, in_place);
+    }
 }
 
 static void test_layernorm(void) {
@@ -501,9 +523,13 @@ int main(void) {
         test_attn_module(irand(1, 12));
         test_resnet();
     }
-    /* attention shapes: a single key and query, key counts across the
-     * kernel's chunks of 64, the UNet's self and cross shapes (77 context
-     * rows), head sizes up to the largest (the VAE's one head of 512) */
+    test_groupnorm_slices();
+    /* attention shapes: a single key and query, query and key counts
+     * across the tiled kernel's tiles of 32 and the other's chunks of 64,
+     * the UNet's self and cross shapes (77 context rows), head sizes of
+     * each tiled kernel (up to 40, 64, 80, 160: SD's 40, 80, 160 and 64,
+     * and odd ones) and of the other one (past 160: the VAE's one head of
+     * 512, the largest) */
     test_mha(1, 1, 1, 1, 1);
     test_mha(2, 5, 63, 3, 7);
     test_mha(1, 33, 129, 2, 40);
@@ -511,8 +537,18 @@ int main(void) {
     test_mha(1, 17, 70, 1, 160);
     test_mha(1, 3, 9, 2, PT_OCL_MHA_MAX_D);
     test_mha(1, 70, 70, 1, 500);
-    for (int i = 0; i < 4; i++)
-        test_mha(irand(1, 2), irand(1, 80), irand(1, 140), irand(1, 4), irand(1, 70));
+    test_mha(2, 100, 77, 2, 40);
+    test_mha(1, 97, 97, 2, 40);
+    test_mha(1, 65, 33, 2, 80);
+    test_mha(1, 47, 95, 1, 160);
+    test_mha(1, 31, 31, 2, 64);
+    test_mha(2, 33, 1, 1, 41);
+    test_mha(1, 40, 35, 1, 79);
+    test_mha(1, 9, 40, 3, 159);
+    test_mha(1, 29, 45, 1, 161);
+    test_mha(1, 33, 65, 1, 512);
+    for (int i = 0; i < 6; i++)
+        test_mha(irand(1, 2), irand(1, 80), irand(1, 140), irand(1, 4), irand(1, 170));
     sd_rt_end(rt);
     /* Q8_0 and Q4_0, after the rest (their random numbers leave the
      * sequences above as they were): both kernel families, whole and

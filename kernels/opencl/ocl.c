@@ -26,10 +26,11 @@ static const char *const kernel_names[K_COUNT] = {
     "mm_bf16_1", "mm_bf16_n", "mm_bf16_r", "mm_q4_k_1", "mm_q4_k_n", "mm_q4_k_r", "mm_q5_k_1",
     "mm_q5_k_n", "mm_q5_k_r", "mm_q6_k_1", "mm_q6_k_n", "mm_q6_k_r", "mm_q4_0_g", "mm_q4_1_g",
     "mm_q5_0_g", "mm_q5_1_g", "mm_q8_0_g", "mm_f32_g",  "mm_f16_g",  "mm_bf16_g", "mm_q4_k_g",
-    "mm_q5_k_g", "mm_q6_k_g", "mm_q4_0_glu", "mm_q4_1_glu", "mm_q5_0_glu", "mm_q5_1_glu", "mm_q8_0_glu", "rmsnorm",   "add",       "add_bias",  "rope",
+    "mm_q5_k_g", "mm_q6_k_g", "mm_q4_0_glu", "mm_q4_1_glu", "mm_q5_0_glu", "mm_q5_1_glu", "mm_q8_0_glu",
+    "rmsnorm",   "add",       "add_bias",  "rope",
     "act_mul",   "softmax",   "attention", "attention_tq", "rope_store", "im2col_hwc", "upsample2x", "concat",
-    "groupnorm", "layernorm", "geglu",     "act",       "add_image",  "mha"};
-
+    "groupnorm", "layernorm", "geglu",     "act",       "add_image",  "mha",
+    "groupnorm_part", "groupnorm_stats", "mha_t12", "mha_t16", "mha_t20", "mha_t40"};
 
 static void set_err(char *err, size_t cap, const char *fmt, ...) {
     if (!err || !cap) return;
@@ -222,11 +223,12 @@ static int build(pt_ocl *o, const char *opts) {
 }
 
 static int make_program(pt_ocl *o, const char *cache_dir) {
-    char opts[256];
+    char opts[384];
     snprintf(opts, sizeof opts,
              "-DMM_WG=%d -DMM_NR=%d -DMM_NT=%d -DOPS_WG=%d -DRMS_WG=%d -DATT_WG=%d -DATT_TQ=%d -DGEMM_M=%d "
-             "-DGEMM_N=%d -DVEC_NR=%d",
-             MM_WG, MM_NR, MM_NT, OPS_WG, RMS_WG, ATT_WG, ATT_TQ, o->gemm_m, o->gemm_n, o->vec_nr);
+             "-DGEMM_N=%d -DVEC_NR=%d -DMHA_TQ=%d -DMHA_TK=%d -DMHA_TP=%d",
+             MM_WG, MM_NR, MM_NT, OPS_WG, RMS_WG, ATT_WG, ATT_TQ, o->gemm_m, o->gemm_n, o->vec_nr, MHA_TQ, MHA_TK,
+             MHA_TP);
     char path[4200] = "";
     if (cache_dir && *cache_dir && pt_ocl_make_dirs(cache_dir)) {
         cache_path(o, cache_dir, opts, path, sizeof path);
@@ -374,6 +376,7 @@ void pt_ocl_close(pt_ocl *o) {
     if (!o) return;
     if (o->queue) clFinish(o->queue);
     if (*o->prof_path) write_profile(o);
+    if (o->scratch) clReleaseMemObject(o->scratch);
     release_program(o);
     if (o->queue) clReleaseCommandQueue(o->queue);
     if (o->ctx) clReleaseContext(o->ctx);
@@ -386,6 +389,31 @@ bool pt_ocl_from_cache(const pt_ocl *o) { return o->from_cache; }
 void pt_ocl_use_group_kernels(pt_ocl *o, bool group) { o->cpu = !group && o->info.cpu; }
 
 /* ---- buffers ------------------------------------------------------------ */
+
+pt_ocl_mem *pt_ocl_scratch(pt_ocl *o, size_t bytes) {
+    if (o->scratch && o->scratch_bytes >= bytes) return (pt_ocl_mem *)o->scratch;
+    if (o->scratch) clReleaseMemObject(o->scratch); /* freed once the queued kernels are done */
+    o->scratch = NULL;
+    o->scratch_bytes = 0;
+    bytes = bytes < 4096 ? 4096 : bytes;
+    cl_int st;
+    o->scratch = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE, bytes, NULL, &st);
+    if (st != CL_SUCCESS) {
+        o->scratch = NULL;
+        set_err(o->err, sizeof o->err, "OpenCL scratch buffer of %zu bytes failed (status %d)", bytes, st);
+        return NULL;
+    }
+    o->scratch_bytes = bytes;
+    return (pt_ocl_mem *)o->scratch;
+}
+
+size_t pt_ocl_kernel_wg(pt_ocl *o, int k) {
+    size_t wg = 0;
+    if (clGetKernelWorkGroupInfo(o->k[k], o->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) !=
+        CL_SUCCESS)
+        return 0;
+    return wg;
+}
 
 pt_ocl_mem *pt_ocl_alloc(pt_ocl *o, size_t bytes, const void *init, bool host) {
     cl_int st;

@@ -143,7 +143,8 @@ int pt_ocl_upsample2x(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, int n, int h, int
 /* y [n_pix][ca + cb] = [a | b]. */
 int pt_ocl_concat(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *a, int ca, pt_ocl_mem *b, int cb,
                   int64_t n_pix);
-/* GroupNorm of n images [n][n_pix][c] (then SiLU when silu); y may be x. */
+/* GroupNorm of n images [n][n_pix][c] (then SiLU when silu); y may be x.
+ * Its statistics go through the driver's scratch buffer (ocl_impl.h). */
 int pt_ocl_groupnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *gamma, pt_ocl_mem *beta,
                      int n, int64_t n_pix, int c, int groups, float eps, bool silu);
 /* LayerNorm of rows of c values; y may be x. */
@@ -156,7 +157,8 @@ int pt_ocl_act(pt_ocl *o, pt_ocl_mem *x, int64_t count, bool gelu);
 /* y [n][n_pix][c] += t [n][c] (row img of t on every pixel of image img). */
 int pt_ocl_add_image(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *t, int n, int64_t n_pix, int c);
 /* Non-causal attention: out, q [n_seq][n_q][H * D], k, v [n_seq][n_kv][H * D];
- * D <= PT_OCL_MHA_MAX_D (sd_ops.cl's ATT_WG * MHA_DPI). */
+ * D <= PT_OCL_MHA_MAX_D (sd_ops.cl's ATT_WG * MHA_DPI); D <= 160 takes the
+ * tiled kernels where the device's local memory holds their tiles. */
 #define PT_OCL_MHA_MAX_D 512
 int pt_ocl_mha(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *k, pt_ocl_mem *v, int n_seq,
                int n_q, int n_kv, int H, int D, float scale);

@@ -34,6 +34,15 @@ _Static_assert(ATT_WG * 4 == ATT_MAX_D, "attention.cl's ATT_DPI is 4");
 #define GEMM_TUNE_N 512
 #define VEC_NR_DEFAULT 1
 #define GEMM_MIN_N 32 /* fewer tokens: the _n kernels */
+/* sd_ops.cl's tiled attention: groups of MHA_TQ queries x MHA_TP items
+ * per query, tiles of MHA_TK keys (MHA_TK a multiple of MHA_TP) */
+#define MHA_TQ 32
+#define MHA_TK 32
+#define MHA_TP 4
+_Static_assert(MHA_TK % MHA_TP == 0, "each item scores MHA_TK / MHA_TP keys of a tile");
+/* GroupNorm's statistics: slices of about this many values of a group
+ * (whole pixels; at least one) per work-group */
+#define GN_SLICE_VALUES 2048
 
 enum {
     /* per type: the group kernels for 1 and MM_NT tokens, then the row kernel (CPU devices) */
@@ -49,6 +58,7 @@ enum {
     K_RMSNORM, K_ADD, K_ADD_BIAS, K_ROPE, K_ACT_MUL, K_SOFTMAX, K_ATTENTION, K_ATTENTION_TQ, K_ROPE_STORE,
     /* the image graphs' (conv.cl, sd_ops.cl; ocl_sd.c) */
     K_IM2COL, K_UPSAMPLE, K_CONCAT, K_GROUPNORM, K_LAYERNORM, K_GEGLU, K_ACT, K_ADD_IMAGE, K_MHA,
+    K_GN_PART, K_GN_STATS, K_MHA_T12, K_MHA_T16, K_MHA_T20, K_MHA_T40, /* the _t's: in dpi order */
     K_COUNT
 };
 struct pt_ocl {
@@ -66,6 +76,8 @@ struct pt_ocl {
     int vec_nr;           /* matmul.cl's MM_VEC: rows a work-group (VEC_NR) */
     bool tuned_from_file; /* the tile came from the tuning file (ocl_tune.c) */
     char cache_dir[512];  /* "" when program binaries are not cached */
+    cl_mem scratch;       /* pt_ocl_scratch's, scratch_bytes long */
+    size_t scratch_bytes;
     /* PETREL_OCL_PROFILE=FILE: every kernel is waited for and its device
      * time added to prof_ns; the totals are appended to FILE at close */
     char prof_path[512];
@@ -86,6 +98,13 @@ bool pt_ocl_make_dirs(const char *path);
  * on a grid of `dims` dimensions. */
 int pt_ocl_launch(pt_ocl *o, int k, int dims, const size_t *global, const size_t *local, int n_args,
                   ...);
+/* The driver's scratch buffer of at least `bytes` (grown when smaller; a
+ * kernel still queued on the old one keeps it alive), or NULL (message
+ * set). Kernels on the one in-order queue never run at once, so each call
+ * may use it all. */
+pt_ocl_mem *pt_ocl_scratch(pt_ocl *o, size_t bytes);
+/* CL_KERNEL_WORK_GROUP_SIZE of kernel k on the device (0 when unknown). */
+size_t pt_ocl_kernel_wg(pt_ocl *o, int k);
 /* Set the driver's last message (pt_ocl_error). */
 void pt_ocl_set_error(pt_ocl *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -2,7 +2,10 @@
  * ocl_sd.c — the host side of the image graphs' kernels (conv.cl,
  * sd_ops.cl): argument checks, grid sizes and the enqueueing (ocl.h).
  * Element-wise kernels run one item per output value on groups of OPS_WG;
- * the norms one group of OPS_WG per (image, group) or row; attention one
+ * LayerNorm one group of OPS_WG per row; GroupNorm three kernels (slices'
+ * statistics, their combination, one item per value; sd_ops.cl);
+ * attention the tiled kernels (groups of MHA_TQ * MHA_TP items per MHA_TQ
+ * queries of a head and sequence) or, for heads too large for them, one
  * group of ATT_WG per (head, query, sequence).
  */
 
@@ -52,13 +55,30 @@ int pt_ocl_groupnorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *gamma,
         pt_ocl_set_error(o, "OpenCL groupnorm: %d channels in %d groups", c, groups);
         return -1;
     }
-    if (n <= 0 || n_pix <= 0) return 0;
-    const cl_mem ym = (cl_mem)y, xm = (cl_mem)x, gm = (cl_mem)gamma, bm = (cl_mem)beta;
-    const cl_long np = n_pix;
+    if (n <= 0 || n_pix <= 0 || c <= 0) return 0;
+    /* slices of whole pixels, about GN_SLICE_VALUES values of a group each */
+    const int cg = c / groups;
+    const cl_long slice = cg >= GN_SLICE_VALUES ? 1 : GN_SLICE_VALUES / cg;
+    const cl_int n_slices = (cl_int)((n_pix + slice - 1) / slice);
+    const size_t n_ig = (size_t)n * groups; /* (image, group) pairs */
+    /* scratch: part [n_ig][n_slices] then stat [n_ig], (float, float) each */
+    pt_ocl_mem *sc = pt_ocl_scratch(o, (n_ig * n_slices + n_ig) * 2 * sizeof(float));
+    if (!sc) return -1;
+    const cl_mem ym = (cl_mem)y, xm = (cl_mem)x, gm = (cl_mem)gamma, bm = (cl_mem)beta, pm = (cl_mem)sc;
+    const cl_long np = n_pix, st_at = (cl_long)n_ig * n_slices;
     const cl_int si = silu;
-    const size_t global = (size_t)n * groups * OPS_WG, local = OPS_WG;
-    return pt_ocl_launch(o, K_GROUPNORM, 1, &global, &local, 9, ARG(ym), ARG(xm), ARG(gm), ARG(bm),
-                         ARG(np), ARG(c), ARG(groups), ARG(eps), ARG(si));
+    const size_t pg[2] = {(size_t)n_slices * OPS_WG, n_ig}, pl[2] = {OPS_WG, 1};
+    int st = pt_ocl_launch(o, K_GN_PART, 2, pg, pl, 6, ARG(pm), ARG(xm), ARG(np), ARG(c), ARG(groups),
+                           ARG(slice));
+    const size_t sg = n_ig * OPS_WG, sl = OPS_WG;
+    if (!st)
+        st = pt_ocl_launch(o, K_GN_STATS, 1, &sg, &sl, 8, ARG(pm), ARG(np), ARG(c), ARG(groups),
+                           ARG(slice), ARG(n_slices), ARG(st_at), ARG(eps));
+    const size_t ag[2] = {round_up((size_t)n_pix * c, OPS_WG), (size_t)n}, al[2] = {OPS_WG, 1};
+    if (!st)
+        st = pt_ocl_launch(o, K_GROUPNORM, 2, ag, al, 10, ARG(ym), ARG(xm), ARG(pm), ARG(st_at), ARG(gm),
+                           ARG(bm), ARG(np), ARG(c), ARG(groups), ARG(si));
+    return st;
 }
 
 int pt_ocl_layernorm(pt_ocl *o, pt_ocl_mem *y, pt_ocl_mem *x, pt_ocl_mem *gamma, pt_ocl_mem *beta,
@@ -104,6 +124,22 @@ int pt_ocl_mha(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *k, pt_ocl_
     }
     if (n_seq <= 0 || n_q <= 0 || n_kv <= 0) return 0;
     const cl_mem om = (cl_mem)out, qm = (cl_mem)q, km = (cl_mem)k, vm = (cl_mem)v;
+    /* the tiled kernel with the fewest dimensions per item that cover D
+     * (MHA_TP * dpi >= D), when its local buffers fit and the device runs
+     * its groups */
+    static const int dpis[4] = {12, 16, 20, 40};
+    for (int t = 0; t < 4; t++) {
+        if (MHA_TP * dpis[t] < D) continue;
+        const size_t ld = 4 * (size_t)((MHA_TP * dpis[t] / 4) | 1), wg = MHA_TQ * MHA_TP;
+        const size_t qs = MHA_TQ * ld * sizeof(float), kvs = MHA_TK * ld * sizeof(float);
+        const size_t scs = MHA_TQ * (MHA_TK + MHA_TP + 1) * sizeof(float);
+        if (qs + kvs + scs > pt_ocl_info(o)->local_mem || pt_ocl_kernel_wg(o, K_MHA_T12 + t) < wg) break;
+        const size_t global[3] = {(size_t)(n_q + MHA_TQ - 1) / MHA_TQ * wg, (size_t)H, (size_t)n_seq};
+        const size_t local[3] = {wg, 1, 1};
+        return pt_ocl_launch(o, K_MHA_T12 + t, 3, global, local, 12, ARG(om), ARG(qm), ARG(km), ARG(vm),
+                             ARG(n_q), ARG(n_kv), ARG(H), ARG(D), ARG(scale), qs, (const void *)NULL, kvs,
+                             (const void *)NULL, scs, (const void *)NULL);
+    }
     const size_t global[3] = {(size_t)H * ATT_WG, (size_t)n_q, (size_t)n_seq};
     const size_t local[3] = {ATT_WG, 1, 1};
     return pt_ocl_launch(o, K_MHA, 3, global, local, 9, ARG(om), ARG(qm), ARG(km), ARG(vm), ARG(n_q),
