@@ -278,6 +278,8 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
     cl_int st;
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)o->platform, 0};
     o->ctx = clCreateContext(props, 1, &o->device, NULL, NULL, &st);
+    const char *mha = getenv("PETREL_OCL_MHA");
+    o->mha_tiled = mha && *mha ? strcmp(mha, "tiled") == 0 : o->info.cpu;
     const char *prof = getenv("PETREL_OCL_PROFILE");
     if (prof && *prof) snprintf(o->prof_path, sizeof o->prof_path, "%s", prof);
     if (st == CL_SUCCESS)

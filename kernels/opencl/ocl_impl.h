@@ -76,6 +76,11 @@ struct pt_ocl {
     int vec_nr;           /* matmul.cl's MM_VEC: rows a work-group (VEC_NR) */
     bool tuned_from_file; /* the tile came from the tuning file (ocl_tune.c) */
     char cache_dir[512];  /* "" when program binaries are not cached */
+    /* sd_ops.cl's tiled attention: on CPU devices only, unless
+     * PETREL_OCL_MHA=tiled (or =plain: never). On NVIDIA's OpenCL (H200,
+     * driver 580) it fails with CL_OUT_OF_RESOURCES, cause not found yet,
+     * while it passes every check on PoCL. */
+    bool mha_tiled;
     cl_mem scratch;       /* pt_ocl_scratch's, scratch_bytes long */
     size_t scratch_bytes;
     /* PETREL_OCL_PROFILE=FILE: every kernel is waited for and its device

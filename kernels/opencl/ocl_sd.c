@@ -126,9 +126,9 @@ int pt_ocl_mha(pt_ocl *o, pt_ocl_mem *out, pt_ocl_mem *q, pt_ocl_mem *k, pt_ocl_
     const cl_mem om = (cl_mem)out, qm = (cl_mem)q, km = (cl_mem)k, vm = (cl_mem)v;
     /* the tiled kernel with the fewest dimensions per item that cover D
      * (MHA_TP * dpi >= D), when its local buffers fit and the device runs
-     * its groups */
+     * its groups (o->mha_tiled: CPU devices only for now) */
     static const int dpis[4] = {12, 16, 20, 40};
-    for (int t = 0; t < 4; t++) {
+    for (int t = 0; t < 4 && o->mha_tiled; t++) {
         if (MHA_TP * dpis[t] < D) continue;
         const size_t ld = 4 * (size_t)((MHA_TP * dpis[t] / 4) | 1), wg = MHA_TQ * MHA_TP;
         const size_t qs = MHA_TQ * ld * sizeof(float), kvs = MHA_TK * ld * sizeof(float);
