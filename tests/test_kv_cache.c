@@ -15,7 +15,7 @@
  *     keys rotated at 64: the reference rotates keys and queries itself);
  *     and q8 / q8f8 with int8 scores (pt_kv_opts.qk) against the flat
  *     kernel given the queries as their int8 codes times scales: within
- *     2e-5 (float rounding), so every block and page is scored right;
+ *     4e-6 (float rounding), so every block and page is scored right;
  *  3. the serialized form: export, import into a cache with a tiny budget
  *     (pages spilled), export again: the same bytes, every type;
  *  4. SmolLM2 ($PETREL_SMOLLM2), greedy, prompts of held-out text: 280
