@@ -10,8 +10,10 @@
  * integer dot products), then decodes N_GEN tokens on each, one call a
  * token, alternately for ROUNDS rounds, so a shared machine's changing
  * load falls on both alike. Prints "round R float_tps F int8_tps I",
- * then "float_tps" and "int8_tps" over all rounds and "ratio_median" (the
- * median round's int8 / float).
+ * then "float_tps" and "int8_tps" over all rounds, "ratio_median" (the
+ * median round's int8 / float) and "best_ratio" (the fastest int8 round
+ * over the fastest float round: on a loaded machine the rounds least
+ * disturbed).
  */
 #include "petrel.h"
 
@@ -81,7 +83,7 @@ int main(int argc, char **argv) {
     if (pt_model_load(argv[1], &mp, &m, &err) != PT_OK) die(argv[1], &err);
     pt_context *cf = filled(m, depth, threads, type, PT_KV_QK_FLOAT);
     pt_context *ci = filled(m, depth, threads, type, PT_KV_QK_INT8);
-    double f_s = 0, i_s = 0, ratio[64];
+    double f_s = 0, i_s = 0, ratio[64], f_best = 0, i_best = 0;
     for (int r = 0; r < rounds; r++) {
         /* the order alternates too, so neither always runs first */
         double f, i;
@@ -94,6 +96,8 @@ int main(int argc, char **argv) {
         }
         printf("round %d float_tps %.2f int8_tps %.2f\n", r, f, i);
         fflush(stdout);
+        f_best = f > f_best ? f : f_best;
+        i_best = i > i_best ? i : i_best;
         f_s += n_gen / f;
         i_s += n_gen / i;
         ratio[r] = i / f;
@@ -106,6 +110,7 @@ int main(int argc, char **argv) {
     printf("float_tps %.2f\n", rounds * n_gen / f_s);
     printf("int8_tps %.2f\n", rounds * n_gen / i_s);
     printf("ratio_median %.3f\n", rounds % 2 ? ratio[rounds / 2] : (ratio[rounds / 2 - 1] + ratio[rounds / 2]) / 2);
+    printf("best_ratio %.3f\n", i_best / f_best);
     pt_context_free(cf);
     pt_context_free(ci);
     pt_model_free(m);

@@ -4,7 +4,7 @@
 # q8_0 KV cache, printed as a markdown table with ratios.
 #
 #   bench/kv_qk_run.sh [-m MODEL] [-d "4096 8192"] [-k "q8 q8f8"] [-n N_GEN]
-#                      [-R ROUNDS] [-t THREADS]
+#                      [-R ROUNDS] [-t THREADS] [-L]
 #
 # Per type and depth, bench/kv_qk (one process): two contexts filled with
 # the same DEPTH tokens, --kv-qk float and --kv-qk int8, decoding N_GEN
@@ -12,21 +12,25 @@
 # median round's int8 / float is the ratio: a shared machine's changing
 # load falls on both alike). Then llama-bench -ctk q8_0 -ctv q8_0 -fa 1
 # -p 0 -n N_GEN -d DEPTH at each depth (run once per depth, after
-# petrel's rounds). Load average before and after goes with the table.
+# petrel's rounds; -L leaves llama.cpp out). Load average before and
+# after goes with the table. Each petrel row is also printed to stderr
+# as it completes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${PETREL_SMOLLM2:-$HOME/.local/share/petrel/models/SmolLM2-135M-Instruct.Q4_1.gguf}
-DEPTHS="4096 8192" TYPES="q8 q8f8" NG=16 ROUNDS=5 TH=2
-while getopts "m:d:k:n:R:t:" o; do
+DEPTHS="4096 8192" TYPES="q8 q8f8" NG=16 ROUNDS=5 TH=2 NOLLAMA=
+while getopts "m:d:k:n:R:t:L" o; do
     case $o in
     m) MODEL=$OPTARG ;; d) DEPTHS=$OPTARG ;; k) TYPES=$OPTARG ;; n) NG=$OPTARG ;; R) ROUNDS=$OPTARG ;; t) TH=$OPTARG ;;
-    *) echo "usage: $0 [-m MODEL] [-d DEPTHS] [-k TYPES] [-n N_GEN] [-R ROUNDS] [-t THREADS]" >&2; exit 2 ;;
+    L) NOLLAMA=1 ;;
+    *) echo "usage: $0 [-m MODEL] [-d DEPTHS] [-k TYPES] [-n N_GEN] [-R ROUNDS] [-t THREADS] [-L]" >&2; exit 2 ;;
     esac
 done
 BIN=${PETREL_BIN:-build/petrel}
 QK=${KV_QK_BIN:-$(dirname "$BIN")/bench/kv_qk}
 [ -x "$QK" ] || { echo "build bench/kv_qk first (cmake --build build --target kv_qk)" >&2; exit 1; }
-LB=$(bash bench/build_llamacpp.sh llama-bench 2>/dev/null) || LB=
+LB=
+[ -n "$NOLLAMA" ] || LB=$(bash bench/build_llamacpp.sh llama-bench 2>/dev/null) || LB=
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -45,20 +49,21 @@ rows=()
 for t in $TYPES; do
     for d in $DEPTHS; do
         "$QK" "$MODEL" "$d" "$NG" "$TH" "$t" "$ROUNDS" >"$TMP/out" 2>"$TMP/err" \
-            || { rows+=("| $t | $d | kv_qk failed: $(tail -1 "$TMP/err") | | | | | |"); continue; }
+            || { rows+=("| $t | $d | kv_qk failed: $(tail -1 "$TMP/err") | | | | | | |"); continue; }
         f=$(sed -n 's/^float_tps //p' "$TMP/out") i=$(sed -n 's/^int8_tps //p' "$TMP/out")
-        r=$(sed -n 's/^ratio_median //p' "$TMP/out")
+        r=$(sed -n 's/^ratio_median //p' "$TMP/out") b=$(sed -n 's/^best_ratio //p' "$TMP/out")
         rounds=$(sed -n 's/^round [0-9]* float_tps \([0-9.]*\) int8_tps \([0-9.]*\)$/\2\/\1/p' "$TMP/out" | paste -sd' ')
-        rows+=("| $t | $d | $f | $i | $r | $rounds | LL$d | $i |")
+        rows+=("| $t | $d | $f | $i | $r | $b | $rounds | LL$d | $i |")
+        echo "${rows[-1]}" >&2
     done
 done
 declare -A LL
 for d in $DEPTHS; do LL[$d]=$(llama_tps "$d"); done
-echo "| KV | depth | float Q.K t/s | int8 Q.K t/s | int8 / float (median round) | rounds (int8/float t/s) | llama.cpp q8_0 t/s | petrel int8 / llama |"
-echo "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |"
+echo "| KV | depth | float Q.K t/s | int8 Q.K t/s | int8 / float (median round) | int8 / float (best rounds) | rounds (int8/float t/s) | llama.cpp q8_0 t/s | petrel int8 / llama |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"
 for row in "${rows[@]}"; do
     d=$(echo "$row" | cut -d'|' -f3 | tr -d ' ')
-    i=$(echo "$row" | cut -d'|' -f9 | tr -d ' ')
+    i=$(echo "$row" | cut -d'|' -f10 | tr -d ' ')
     l=${LL[$d]:--}
     echo "$row" | sed "s/| LL$d | $i |\$/| $l | $(ratio "$i" "$l") |/"
 done
