@@ -4,7 +4,8 @@
 # q8_0 KV cache, printed as a markdown table with ratios.
 #
 #   bench/kv_qk_run.sh [-m MODEL] [-d "4096 8192"] [-k "q8 q8f8"] [-n N_GEN]
-#                      [-R ROUNDS] [-t THREADS] [-L]
+#                      [-R ROUNDS] [-t THREADS] [-L] [-s "64x3 128x6"]
+#                      [-a "256 1024 4096 8192"]
 #
 # Per type and depth, bench/kv_qk (one process): two contexts filled with
 # the same DEPTH tokens, --kv-qk float and --kv-qk int8, decoding N_GEN
@@ -15,14 +16,23 @@
 # petrel's rounds; -L leaves llama.cpp out). Load average before and
 # after goes with the table. Each petrel row is also printed to stderr
 # as it completes.
+#
+# Then the attention step alone (bench/kv_qk_attend): one decode token's
+# pt_kv_attend over one KV head at each depth of -a (default "256 1024
+# 4096 8192"), float then int8 Q·K,
+# alternated for 7 rounds of 20 calls on one thread, timed in the
+# thread's CPU time (other jobs' time slices not counted: the steady
+# figure on a shared machine), for each shape HEAD_DIMxGROUP of -s
+# (SmolLM2-135M 64x3; Qwen2.5-1.5B 128x6); the ratio is the best float
+# round over the best int8 round. -s "" skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${PETREL_SMOLLM2:-$HOME/.local/share/petrel/models/SmolLM2-135M-Instruct.Q4_1.gguf}
-DEPTHS="4096 8192" TYPES="q8 q8f8" NG=16 ROUNDS=5 TH=2 NOLLAMA=
-while getopts "m:d:k:n:R:t:L" o; do
+DEPTHS="4096 8192" TYPES="q8 q8f8" NG=16 ROUNDS=5 TH=2 NOLLAMA= SHAPES="64x3 128x6" ADEPTHS="256 1024 4096 8192"
+while getopts "m:d:k:n:R:t:Ls:a:" o; do
     case $o in
     m) MODEL=$OPTARG ;; d) DEPTHS=$OPTARG ;; k) TYPES=$OPTARG ;; n) NG=$OPTARG ;; R) ROUNDS=$OPTARG ;; t) TH=$OPTARG ;;
-    L) NOLLAMA=1 ;;
+    L) NOLLAMA=1 ;; s) SHAPES=$OPTARG ;; a) ADEPTHS=$OPTARG ;;
     *) echo "usage: $0 [-m MODEL] [-d DEPTHS] [-k TYPES] [-n N_GEN] [-R ROUNDS] [-t THREADS] [-L]" >&2; exit 2 ;;
     esac
 done
@@ -31,6 +41,7 @@ QK=${KV_QK_BIN:-$(dirname "$BIN")/bench/kv_qk}
 [ -x "$QK" ] || { echo "build bench/kv_qk first (cmake --build build --target kv_qk)" >&2; exit 1; }
 LB=
 [ -n "$NOLLAMA" ] || LB=$(bash bench/build_llamacpp.sh llama-bench 2>/dev/null) || LB=
+if [ -n "$NOLLAMA" ]; then LLNAME="left out (-L)"; else LLNAME=${LB:-not built}; fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -43,7 +54,7 @@ llama_tps() {
 }
 
 echo "model: $(basename "$MODEL"); threads $TH; $ROUNDS alternate rounds of $NG tokens after DEPTH, one call a token"
-echo "petrel: git $(git rev-parse --short HEAD 2>/dev/null || echo ?); llama.cpp: ${LB:-not built}; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "petrel: git $(git rev-parse --short HEAD 2>/dev/null || echo ?); llama.cpp: $LLNAME; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 rows=()
 for t in $TYPES; do
@@ -69,3 +80,21 @@ for row in "${rows[@]}"; do
 done
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -n "$SHAPES" ] || exit 0
+AT=$(dirname "$QK")/kv_qk_attend
+[ -x "$AT" ] || { echo "(bench/kv_qk_attend not built: cmake --build build --target kv_qk_attend)"; exit 0; }
+echo
+echo "Attention step alone (bench/kv_qk_attend: one token, one KV head, one thread, thread CPU time; best of 7 alternated rounds of 20 calls)"
+echo
+echo "| KV | head_dim x group | depth | float Q.K us | int8 Q.K us | float / int8 |"
+echo "| --- | --- | ---: | ---: | ---: | ---: |"
+for t in $TYPES; do
+    for s in $SHAPES; do
+        for d in $ADEPTHS; do
+            "$AT" "$d" "${s%x*}" "${s#*x}" "$t" 7 20 >"$TMP/a" 2>&1 || { echo "| $t | $s | $d | failed | | |"; continue; }
+            echo "| $t | $s | $d | $(sed -n 's/^best_float_us //p' "$TMP/a") | $(sed -n 's/^best_int8_us //p' "$TMP/a") | $(sed -n 's/^ratio //p' "$TMP/a") |"
+        done
+    done
+done
+echo
+echo "kernel variant: $(sed -n 's/^variant \([a-z0-9]*\),.*/\1/p' "$TMP/a")"
