@@ -756,6 +756,7 @@ static int run_test(runner *r, bench_test *t, int reps, bool warmup, bool progre
     cp.n_batch = t->n_ubatch;
     cp.kv_type = r->kvp->kv_type;
     cp.kv_ram_mb = r->kvp->kv_ram_mb;
+    cp.kv_qk = r->kvp->kv_qk;
     cp.kv_spill_dir = r->kvp->kv_spill_dir;
     if (pt_context_new(r->model, &cp, &r->ctx, &r->err) != PT_OK) return app_fail(&r->err);
     if (r->n_loras && pt_context_set_loras(r->ctx, r->loras, lora_scales, r->n_loras, &r->err) != PT_OK) {

@@ -306,6 +306,7 @@ static int open_model(ppl_session *s, const ppl_opts *o, int n_ctx) {
     cp.threadpool = s->pool;
     cp.kv_type = o->kvp.kv_type;
     cp.kv_ram_mb = o->kvp.kv_ram_mb;
+    cp.kv_qk = o->kvp.kv_qk;
     cp.kv_spill_dir = o->kvp.kv_spill_dir;
     if (pt_context_new(s->model, &cp, &s->ctx, &err) != PT_OK) return app_fail(&err);
     return ppl_eval_init(&s->eval, s->model, s->ctx, n_ctx, cp.n_batch);

@@ -52,6 +52,19 @@ int kv_args_parse(kv_args *k, pt_context_params *cp, int argc, char **argv, int 
         cp->kv_type = (pt_kv_type)t;
         return 1;
     }
+    if (!strcmp(a, "--kv-qk")) {
+        static const char *const names[] = {"auto", "float", "int8"};
+        const char *v = arg_value(argc, argv, i);
+        if (!v) return -1;
+        for (int m = PT_KV_QK_AUTO; m <= PT_KV_QK_INT8; m++)
+            if (!strcmp(v, names[m])) {
+                cp->kv_qk = (pt_kv_qk)m;
+                return 1;
+            }
+        char safe[128];
+        app_error("%s wants auto, float or int8, not '%s'", a, app_escaped(v, safe, sizeof safe));
+        return -1;
+    }
     if (!strcmp(a, "--kv-ram")) {
         const char *v = arg_value(argc, argv, i);
         if (!v) return -1;
@@ -88,6 +101,8 @@ int kv_args_check(const kv_args *k) {
 void kv_args_usage(FILE *f) {
     fputs("      --kv-type T          KV cache type: f32 (default), f16, q8 (int8, a scale per 32),\n"
           "                           q8f8 (int8 keys, fp8 e5m2 values)\n"
+          "      --kv-qk M            scores of q8 / q8f8 keys: int8 (queries quantized, integer\n"
+          "                           dot products), float (keys decoded) or auto (default)\n"
           "      --kv-ram MB          KV RAM budget; past it the coldest pages go to a private\n"
           "                           spill file and are read back ahead of use (0: none)\n"
           "      --kv-spill-dir DIR   where the spill file goes (default $XDG_CACHE_HOME/petrel)\n",

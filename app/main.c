@@ -45,6 +45,7 @@ static void usage(FILE *f) {
           "  --image-model PATH  the studio's image model (default: the bundled demo model)\n"
           "  --lora PATH[:SCALE]  a LoRA adapter active from the start (repeat to stack; /lora in the chat)\n"
           "  --kv-type f32|f16|q8|q8f8   --kv-ram MB   --kv-spill-dir DIR  (the KV cache, as for run)\n"
+          "  --kv-qk auto|float|int8     (Q.K of q8 / q8f8 keys, as for run)\n"
           "  --device cpu|opencl[:N]  where the chat's model runs (as for run; the title bar names it)\n"
           "options:\n"
           "  -h, --help     this help; COMMAND --help for a command's options\n"
@@ -85,7 +86,7 @@ static int open_app(int argc, char **argv, bool demo) {
     }
     o.data_dir = data_dir;
     run_loras loras = {0};   /* --lora: its strings live while the app runs */
-    kv_args kv;              /* --kv-type, --kv-ram, --kv-spill-dir: into kv_cp, then o */
+    kv_args kv;              /* --kv-type, --kv-ram, --kv-spill-dir, --kv-qk: into kv_cp, then o */
     kv_args_init(&kv);
     app_device dev;          /* --device: its cache path lives while the app runs */
     app_device_init(&dev);
@@ -159,6 +160,7 @@ static int open_app(int argc, char **argv, bool demo) {
     o.pull = app_pull_entry;
     o.kv_type = (int)kv_cp.kv_type;
     o.kv_ram_mb = kv_cp.kv_ram_mb;
+    o.kv_qk = (int)kv_cp.kv_qk;
     o.kv_spill_dir = kv_cp.kv_spill_dir;
     /* --device: what app_device_params sets, passed on as plain values (ui.h) */
     pt_model_params dev_mp = pt_model_default_params();

@@ -25,6 +25,8 @@ static pt_status read_context_params(const pt_context_params *given, pt_context_
     if (p->kv_type < PT_KV_F32 || p->kv_type > PT_KV_Q8F8)
         return pt_fail(err, PT_ERR_UNSUPPORTED, "KV cache type %d is not available (f32, f16, q8, q8f8)",
                        (int)p->kv_type);
+    if (p->kv_qk < PT_KV_QK_AUTO || p->kv_qk > PT_KV_QK_INT8)
+        return pt_fail(err, PT_ERR_ARG, "KV Q.K mode %d is not one of auto, float, int8", (int)p->kv_qk);
     if (p->kv_ram_mb < 0)
         return pt_fail(err, PT_ERR_ARG, "KV RAM budget (%d MiB) must not be negative", p->kv_ram_mb);
     return PT_OK;
@@ -63,7 +65,8 @@ pt_status pt_context_new(pt_model *model, const pt_context_params *params, pt_co
     c->logits = logits;
     c->toks = toks;
     c->lora_f32 = p.lora_f32;
-    const pt_llm_kv_params kvp = {(int)p.kv_type, (uint64_t)p.kv_ram_mb << 20, p.kv_spill_dir};
+    const pt_llm_kv_params kvp = {(int)p.kv_type, (uint64_t)p.kv_ram_mb << 20, p.kv_spill_dir,
+                                   (int)p.kv_qk};
     st = pt_llm_state_new_kv(model->llm, p.n_ctx, p.n_batch, p.n_threads, p.threadpool, &kvp, &c->state, err);
     if (st != PT_OK) {
         pt_context_free(c);

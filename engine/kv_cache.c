@@ -37,6 +37,10 @@ static uint64_t slot_offset(const pt_kv_cache *kv, const pt_kv_page *p) {
     return (uint64_t)(p - kv->pages) * kv->page_bytes;
 }
 
+/* Whether PT_KV_QK_AUTO computes type's scores in int8: where that
+ * measured faster (docs/kv_cache.md, "int8 Q.K"). */
+static bool qk_int8_default(int type) { return type == PT_KV_Q8 || type == PT_KV_Q8F8; }
+
 pt_status pt_kv_init(pt_kv_cache *kv, int n_layer, int n_ctx, int n_head_kv, int head_dim,
                      const pt_kv_opts *opts, pt_error *err) {
     memset(kv, 0, sizeof *kv);
@@ -59,6 +63,15 @@ pt_status pt_kv_init(pt_kv_cache *kv, int n_layer, int n_ctx, int n_head_kv, int
     kv->vc = pt_kv_codec_pick(kv->cpu, kv->velem);
     kv->krow = pt_kv_row_bytes(kv->kelem, head_dim);
     kv->vrow = pt_kv_row_bytes(kv->velem, head_dim);
+    const int qk = opts ? opts->qk : PT_KV_QK_AUTO;
+    if (qk < PT_KV_QK_AUTO || qk > PT_KV_QK_INT8)
+        return pt_fail(err, PT_ERR_ARG, "kv cache: Q.K mode %d is not one of auto, float, int8", qk);
+    if (kv->kelem == PT_KV_ELEM_Q8 || kv->kelem == PT_KV_ELEM_Q8R) {
+        kv->qk_blk = kv->kelem == PT_KV_ELEM_Q8 ? PT_KV_Q8_BLOCK : head_dim;
+        const bool fits = (head_dim + kv->qk_blk - 1) / kv->qk_blk <= PT_KV_QK_MAXB;
+        if (fits && (qk == PT_KV_QK_INT8 || (qk == PT_KV_QK_AUTO && qk_int8_default(type))))
+            kv->qk = pt_kv_qk_pick(kv->cpu);
+    }
     kv->head_bytes = PT_KV_PAGE * (kv->krow + kv->vrow);
     kv->page_bytes = (size_t)n_head_kv * kv->head_bytes;
     kv->n_pages = (n_ctx + PT_KV_PAGE - 1) / PT_KV_PAGE;
@@ -328,6 +341,12 @@ size_t pt_kv_attend_scratch_floats(const pt_kv_cache *kv, int n_query) {
      * (decode_kt's scratch); rotated keys: the rotated queries [n_query][D] */
     if (kv->type != PT_KV_F32) n += (size_t)(2 * PT_KV_PAGE + 1) * kv->head_dim;
     if (kv->rot_keys) n += (size_t)n_query * kv->head_dim;
+    /* int8 scores: [n_query][PAGE] scores, [n_query][nb] query scales and
+     * sums, [n_query][QSTRIDE(D)] query codes (kv_qk.h) */
+    if (kv->qk) {
+        const size_t nb = (size_t)(kv->head_dim + kv->qk_blk - 1) / kv->qk_blk;
+        n += (size_t)n_query * (PT_KV_PAGE + 2 * nb + PT_KV_QK_QSTRIDE(kv->head_dim) / 4);
+    }
     return n;
 }
 
@@ -340,12 +359,15 @@ _Static_assert(PT_KV_KT_LANES == PT_ATTN_BK, "kv_codec's key blocks are the atte
 static void decode_span(const pt_kv_cache *kv, const uint8_t *hk, int from, int to, float *dk,
                         float *dv, float *row) {
     const int D = kv->head_dim;
-    for (int b0 = from / BK * BK; b0 < to; b0 += BK) {
-        const int nb = to - b0 < BK ? to - b0 : BK;
-        kv->kc.decode_kt(hk + (size_t)b0 * kv->krow, kv->krow, nb, D, dk + (size_t)b0 * D, row);
-    }
+    if (dk)
+        for (int b0 = from / BK * BK; b0 < to; b0 += BK) {
+            const int nb = to - b0 < BK ? to - b0 : BK;
+            kv->kc.decode_kt(hk + (size_t)b0 * kv->krow, kv->krow, nb, D, dk + (size_t)b0 * D, row);
+        }
+    /* from the block's start: the kernel reads (and weighs by 0) the
+     * lanes before a window, which must be finite */
     const uint8_t *hv = hk + PT_KV_PAGE * kv->krow;
-    for (int j = from; j < to; j++) kv->vc.decode(hv + (size_t)j * kv->vrow, D, dv + (size_t)j * D);
+    for (int j = from / BK * BK; j < to; j++) kv->vc.decode(hv + (size_t)j * kv->vrow, D, dv + (size_t)j * D);
 }
 
 void pt_kv_attend(const pt_kv_cache *kv, int layer, int kvh, float *out, int64_t out_stride,
@@ -369,6 +391,19 @@ void pt_kv_attend(const pt_kv_cache *kv, int layer, int kvh, float *out, int64_t
         q = qr;
         q_stride = (int64_t)n_head * D;
     }
+    /* int8 scores: the queries quantized once, the scores of a page at sc */
+    const int nq = n_tok * n_head, nb = kv->qk ? (D + kv->qk_blk - 1) / kv->qk_blk : 0;
+    float *sc = row + D + (kv->rot_keys ? (size_t)nq * D : 0);
+    float *qd = sc + (size_t)nq * PT_KV_PAGE;
+    int32_t *qs = (int32_t *)(qd + (size_t)nq * nb);
+    int8_t *qc = (int8_t *)(qs + (size_t)nq * nb);
+    if (kv->qk)
+        for (int t = 0; t < n_tok; t++)
+            for (int h = 0; h < n_head; h++) {
+                const int iq = t * n_head + h;
+                pt_kv_qk_quantize(q + t * q_stride + (int64_t)h * D, D, kv->qk_blk,
+                                  qc + (size_t)iq * PT_KV_QK_QSTRIDE(D), qd + (size_t)iq * nb, qs + (size_t)iq * nb);
+            }
     for (int pg = pg0; pg <= pg1; pg++) {
         const int lo = pg * PT_KV_PAGE;
         const int hi = n_kv - lo < PT_KV_PAGE ? n_kv : lo + PT_KV_PAGE;
@@ -376,15 +411,28 @@ void pt_kv_attend(const pt_kv_cache *kv, int layer, int kvh, float *out, int64_t
         /* a spilled page is read in place from the spill file's mapping */
         const uint8_t *hk = (p->ram ? p->ram : kv->map + slot_offset(kv, p)) + (size_t)kvh * kv->head_bytes;
         const float *kt, *v;
+        const int flags = (pg == pg0 ? PT_ATTN_BEGIN : 0) | (pg == pg1 ? PT_ATTN_END : 0);
+        const int from = (first > lo ? first : lo) - lo, to = hi - lo;
         if (kv->type == PT_KV_F32) {
             kt = (const float *)hk;
             v = (const float *)(hk + PT_KV_PAGE * kv->krow);
+        } else if (kv->qk) {
+            /* the scores of the blocks the kernel reads; lanes past `to`
+             * in the last one 0 (masked, but read) */
+            const int b0 = from / BK * BK, end = (to + BK - 1) / BK * BK;
+            kv->qk(qc, qd, qs, nq, D, kv->qk_blk, hk + (size_t)b0 * kv->krow, kv->krow, to - b0, scale, sc + b0,
+                   PT_KV_PAGE);
+            for (int i = 0; i < nq; i++)
+                for (int j = to; j < end; j++) sc[(size_t)i * PT_KV_PAGE + j] = 0.0f;
+            decode_span(kv, hk, from, to, NULL, dv, row);
+            pt_attn_causal_span_scores(kv->cpu, out, out_stride, sc, PT_KV_PAGE, n_tok, n_head, dv, D, p0, window,
+                                       D, scratch, lo, hi, flags);
+            continue;
         } else {
-            decode_span(kv, hk, (first > lo ? first : lo) - lo, hi - lo, dk, dv, row);
+            decode_span(kv, hk, from, to, dk, dv, row);
             kt = dk;
             v = dv;
         }
-        const int flags = (pg == pg0 ? PT_ATTN_BEGIN : 0) | (pg == pg1 ? PT_ATTN_END : 0);
         pt_attn_causal_span(kv->cpu, out, out_stride, q, q_stride, n_tok, n_head, kt, (int64_t)BK * D, v, D,
                             p0, window, D, scale, scratch, lo, hi, flags);
     }

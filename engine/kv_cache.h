@@ -70,6 +70,13 @@
  * the rounding changes. Values are not rotated (fp8 keeps a relative
  * precision, which a rotation does not improve). Exported layers (saved
  * sessions) hold the rows as stored, rotated.
+ *
+ * int8 scores (q8, q8f8; pt_kv_opts.qk): instead of decoding a page's
+ * keys to float, pt_kv_attend quantizes each query head once per call
+ * (kv_qk.h: int8 in the keys' blocks, after the rotation for q8f8),
+ * computes the page's scores with integer dot products against the
+ * stored codes into scratch and runs the kernel on them
+ * (pt_attn_causal_span_scores); only the values are decoded.
  */
 #ifndef PETREL_KV_CACHE_H
 #define PETREL_KV_CACHE_H
@@ -78,6 +85,7 @@
 
 #include "cpu_features.h"
 #include "kv_codec.h"
+#include "kv_qk.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -105,6 +113,7 @@ typedef struct pt_kv_opts {
     const pt_cpu *cpu;       /* picks the codecs and the attention variant */
     uint64_t budget_bytes;   /* RAM for pages; 0: no budget, no spill file */
     const char *spill_dir;   /* where the spill file goes (NULL: P_tmpdir) */
+    int qk;                  /* pt_kv_qk: scores of int8 keys in int8 or float */
 } pt_kv_opts;
 
 typedef struct pt_kv_cache {
@@ -116,6 +125,8 @@ typedef struct pt_kv_cache {
     size_t krow, vrow;        /* bytes of one position of one head's keys, values */
     bool rot_keys;            /* keys stored as pt_fwht(k) (q8f8, head_dim a power of
                                  two up to PT_KV_ROT_MAX): see the comment above */
+    pt_kv_qk_fn qk;           /* non-NULL: int8 Q.K (see "int8 scores" above) */
+    int qk_blk;               /* values per key scale: 32 (q8) or head_dim (q8f8) */
     size_t head_bytes;        /* PAGE * (krow + vrow) */
     size_t page_bytes;        /* n_head_kv * head_bytes */
     int n_pages;              /* pages per layer: ceil(n_ctx / PAGE) */

@@ -110,6 +110,7 @@ typedef struct pt_llm_kv_params {
     int type;               /* pt_kv_type */
     uint64_t budget_bytes;  /* 0: none */
     const char *spill_dir;
+    int qk;                 /* pt_kv_qk */
 } pt_llm_kv_params;
 
 pt_status pt_llm_state_new(const pt_llm *m, int n_ctx, int n_batch, int n_threads,

@@ -145,7 +145,7 @@ pt_status pt_llm_state_new_kv(const pt_llm *m, int n_ctx, int n_batch, int n_thr
     }
 
     const pt_kv_opts kvo = {kvp ? kvp->type : PT_KV_F32, &m->cpu, kvp ? kvp->budget_bytes : 0,
-                            kvp ? kvp->spill_dir : NULL};
+                            kvp ? kvp->spill_dir : NULL, kvp ? kvp->qk : PT_KV_QK_AUTO};
     pt_status st = pt_kv_init(&s->kv, hp->n_layer, n_ctx, hp->n_head_kv, hp->head_dim, &kvo, err);
     if (st == PT_OK && !pool) {
         st = pt_threadpool_new(n_threads, &s->tp, err);

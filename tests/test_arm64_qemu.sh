@@ -2,7 +2,7 @@
 # test_arm64_qemu.sh — the arm64 kernels on an x86-64 build machine:
 # cross-builds the kernel tests (test_qmatmul, test_cpu_features,
 # test_threadpool, test_attention, test_ops, test_image_ops,
-# test_fmatmul) with Debian's aarch64
+# test_fmatmul, test_kv_qk) with Debian's aarch64
 # toolchain through packaging/aarch64-toolchain.cmake into a temporary
 # directory, and runs them under qemu-aarch64 on emulated CPUs with and
 # without the int8 extensions:
@@ -46,14 +46,15 @@ set(CMAKE_C_EXTENSIONS OFF)
 set(SRC "$src")
 file(GLOB KERNELS \${SRC}/kernels/cpu/quant*.c \${SRC}/kernels/cpu/qmatmul*.c
      \${SRC}/kernels/cpu/attention.c \${SRC}/kernels/cpu/ops*.c
-     \${SRC}/kernels/cpu/image_ops*.c \${SRC}/kernels/cpu/fmatmul.c)
+     \${SRC}/kernels/cpu/image_ops*.c \${SRC}/kernels/cpu/fmatmul.c
+     \${SRC}/kernels/cpu/kv_qk*.c \${SRC}/kernels/cpu/kv_codec.c)
 add_library(kern STATIC \${KERNELS} \${SRC}/kernels/cpu/cpu_features.c
             \${SRC}/engine/threadpool.c \${SRC}/engine/status.c \${SRC}/engine/matmul.c)
 target_include_directories(kern PUBLIC \${SRC}/engine/include \${SRC}/engine
                            \${SRC}/kernels/cpu \${SRC}/tests)
 target_compile_options(kern PUBLIC -Wall -Wextra -Werror -D_GNU_SOURCE)
 find_package(Threads REQUIRED)
-foreach(t qmatmul cpu_features threadpool attention ops image_ops fmatmul)
+foreach(t qmatmul cpu_features threadpool attention ops image_ops fmatmul kv_qk)
   add_executable(test_\${t} \${SRC}/tests/test_\${t}.c)
   target_link_libraries(test_\${t} PRIVATE kern Threads::Threads m)
   target_link_options(test_\${t} PRIVATE -static)
@@ -107,4 +108,9 @@ run intrin cortex-a53 none ops
 run intrin max "" image_ops
 run intrin cortex-a53 none image_ops
 run intrin max "" fmatmul
+# the int8 Q.K kernel (sdot, and its inline-assembly form) bitwise against
+# its reference, and the attention kernel on given scores
+run intrin max "" kv_qk
+run asm cortex-a76 "" kv_qk
+run intrin cortex-a53 none kv_qk
 exit $status

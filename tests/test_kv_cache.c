@@ -13,6 +13,9 @@
  *     keys and values: bitwise, for every type, with this CPU's kernel
  *     variant and with the plain one ("ref"), head_dim 40 and 64 (q8f8's
  *     keys rotated at 64: the reference rotates keys and queries itself);
+ *     and q8 / q8f8 with int8 scores (pt_kv_opts.qk) against the flat
+ *     kernel given the queries as their int8 codes times scales: within
+ *     4e-6 (float rounding), so every block and page is scored right;
  *  3. the serialized form: export, import into a cache with a tiny budget
  *     (pages spilled), export again: the same bytes, every type;
  *  4. SmolLM2 ($PETREL_SMOLLM2), greedy, prompts of held-out text: 280
@@ -177,14 +180,23 @@ static void test_codecs(const pt_cpu *cpu) {
 
 static void test_attend(const pt_cpu *cpu, int D) {
     const int L = 3, Hkv = 2, n_ctx = 700, group = 3;
-    for (int type = PT_KV_F32; type <= PT_KV_Q8F8; type++) {
+    for (int type = PT_KV_F32; type <= PT_KV_Q8F8; type++)
+    for (int qk = PT_KV_QK_FLOAT; qk <= PT_KV_QK_INT8; qk++) {
+        /* int8 scores: the int8-key types only (the others ignore it) */
+        const bool i8 = qk == PT_KV_QK_INT8;
+        if (i8 && type != PT_KV_Q8 && type != PT_KV_Q8F8) continue;
+        /* under ASan (50x slower) int8 scores with this CPU's variant only
+         * (test_kv_qk holds every variant to the reference there) */
+        const char *san = getenv("PETREL_SANITIZED");
+        if (i8 && san && !strcmp(san, "1") && cpu->variant == PT_CPU_REF) continue;
         pt_kv_cache kv;
         pt_error err = {0};
-        const pt_kv_opts o = {type, cpu, 0, NULL};
+        const pt_kv_opts o = {type, cpu, 0, NULL, qk};
         CHECK(pt_kv_init(&kv, L, n_ctx, Hkv, D, &o, &err) == PT_OK, "init: %s", err.msg);
         /* q8f8 keys are kept rotated (kv_cache.h) when D is a power of two */
         const bool rot = type == PT_KV_Q8F8 && (D & (D - 1)) == 0;
         CHECK(kv.rot_keys == rot, "%s, D %d: rotated keys %d", pt_kv_type_name(type), D, kv.rot_keys);
+        CHECK((kv.qk != NULL) == i8, "%s: int8 scores %d, asked %d", pt_kv_type_name(type), kv.qk != NULL, i8);
         float *k = malloc(sizeof(float) * n_ctx * Hkv * D), *v = malloc(sizeof(float) * n_ctx * Hkv * D);
         for (int i = 0; i < n_ctx * Hkv * D; i++) {
             k[i] = frand() * 2.0f;
@@ -201,6 +213,7 @@ static void test_attend(const pt_cpu *cpu, int D) {
         const size_t scr_n = pt_kv_attend_scratch_floats(&kv, 64 * group);
         float *scr = malloc(scr_n * sizeof(float)), *scr2 = malloc(scr_n * sizeof(float));
         int diff = 0, cases = 0;
+        double max_err = 0; /* int8 scores: the largest |o1 - o2| */
         for (int h = 0; h < Hkv; h++) {
             for (int p = 0; p < n_ctx; p++) {
                 /* the reference of rotated keys: pt_fwht by hand, before encoding */
@@ -224,15 +237,34 @@ static void test_attend(const pt_cpu *cpu, int D) {
                         for (int i = 0; i < nt * group * D; i++) q[i] = frand();
                         memcpy(qr, q, sizeof(float) * nt * group * D);
                         for (int i = 0; rot && i < nt * group; i++) pt_fwht(qr + (size_t)i * D, D);
+                        /* int8 scores: the reference takes the queries as
+                         * their int8 codes times scales (kv_qk.h), so only
+                         * float rounding tells the two apart */
+                        for (int i = 0; i8 && i < nt * group; i++) {
+                            int8_t qc[64];
+                            float qd[2];
+                            int32_t qsum[2];
+                            pt_kv_qk_quantize(qr + (size_t)i * D, D, kv.qk_blk, qc, qd, qsum);
+                            for (int d = 0; d < D; d++) qr[(size_t)i * D + d] = qc[d] * qd[d / kv.qk_blk];
+                        }
                         pt_kv_attend(&kv, 1, h, o1, group * D, q, group * D, nt, group, p0, windows[w], 0.15f, scr);
                         pt_attn_causal_window(cpu, o2, group * D, qr, group * D, nt, group, kt,
                                               (int64_t)PT_ATTN_BK * D, vf, D, p0, windows[w], D, 0.15f, scr2);
                         cases++;
-                        if (memcmp(o1, o2, sizeof(float) * nt * group * D)) diff++;
+                        if (!i8 && memcmp(o1, o2, sizeof(float) * nt * group * D)) diff++;
+                        for (int i = 0; i8 && i < nt * group * D; i++) {
+                            const double e = fabs((double)o1[i] - o2[i]);
+                            if (!(e <= max_err)) max_err = e; /* NaN too */
+                        }
                     }
         }
         CHECK(diff == 0, "%s: %d of %d attention cases differ from the flat kernel", pt_kv_type_name(type), diff,
               cases);
+        /* outputs are averages of values in [-1, 1): a wrong score of any
+         * size moves them far more than rounding */
+        if (i8) printf("%s, D %d, int8 scores: %.3g from the flat kernel\n", pt_kv_type_name(type), D, max_err);
+        CHECK(max_err <= 4e-6, "%s, int8 scores: %.3g from the flat kernel on the dequantized queries",
+              pt_kv_type_name(type), max_err);
 
         /* 3: export, import under a tiny budget (spilled), export again */
         const int n_pos = 613;
@@ -241,7 +273,7 @@ static void test_attend(const pt_cpu *cpu, int D) {
         uint8_t *s1 = malloc(lb), *s2 = malloc(lb);
         CHECK(pt_kv_export_layer(&kv, 1, n_pos, s1, &err) == PT_OK, "export: %s", err.msg);
         pt_kv_cache kv2;
-        const pt_kv_opts o2 = {type, cpu, 4096, P_tmpdir};
+        const pt_kv_opts o2 = {type, cpu, 4096, P_tmpdir, qk};
         CHECK(pt_kv_init(&kv2, L, n_ctx, Hkv, D, &o2, &err) == PT_OK, "init with budget: %s", err.msg);
         /* layer 1 then 0 and 2: layer 1 goes to disk and, not being the
          * next layer after 2, is not read ahead again */
@@ -367,7 +399,7 @@ static void test_model(void) {
             if (sanitized && type != PT_KV_Q8F8) continue; /* under ASan (50x slower): q8f8, one prompt */
             /* a layer's pages at the longest context this run reaches */
             pt_kv_cache probe;
-            const pt_kv_opts po = {type, NULL, 0, NULL};
+            const pt_kv_opts po = {type, NULL, 0, NULL, PT_KV_QK_AUTO};
             pt_kv_init(&probe, in.n_layer, 640, in.n_head_kv, in.head_dim, &po, &err);
             const uint64_t layer_bytes =
                 (uint64_t)((prompts[pi].n + N_GEN + PT_KV_PAGE - 1) / PT_KV_PAGE) * probe.page_bytes;

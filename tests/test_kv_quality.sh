@@ -13,12 +13,16 @@
 #   - q8 (llama.cpp's q8_0 layout) is no worse than llama.cpp's q8_0 KV:
 #     KLD at most Q8_VS_LLAMA times llama's;
 #   - f16 beats q8, and q8 beats q8f8 (finer formats lose less);
+#   - q8 and q8f8 run their default Q.K (int8 scores: queries quantized);
+#     with --kv-qk float (keys decoded) as well, and the int8 scores' KLD
+#     is within QK_INT8_MORE of the float scores' (docs/kv_cache.md);
 #   - on Gemma 3 270M ($PETREL_GEMMA3) q8f8 is no worse than llama.cpp's
 #     q8_0 KV: mean KLD at most, top-1 agreement at least llama's;
 #   - a 1 MiB --kv-ram budget (the cache spilled to disk) prints the very
 #     same statistics as no budget, and leaves nothing in the spill dir;
 #   - bad KV options (an unknown type, -ctk and -ctv that differ, an
-#     unusable spill directory) are one "petrel: " line each.
+#     unusable spill directory, an unknown --kv-qk) are one "petrel: "
+#     line each.
 # In the ASan+UBSan build (PETREL_SANITIZED=1) 4 chunks of 64 tokens.
 # The figures in docs/kv_cache.md are from 12 chunks (KCH=12).
 set -u
@@ -37,7 +41,7 @@ if [ -z "$LP" ] && ! LP=$(bash "$SRC/bench/build_llamacpp.sh" llama-perplexity);
 fi
 
 # bounds (measured figures in docs/kv_cache.md)
-KLD_F16=0.005 KLD_Q8=0.006 KLD_Q8F8=0.012 TOP_MIN=90 Q8_VS_LLAMA=1.35
+KLD_F16=0.005 KLD_Q8=0.006 KLD_Q8F8=0.012 TOP_MIN=90 Q8_VS_LLAMA=1.35 QK_INT8_MORE=0.001
 
 below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 stat_of() { sed -n "s/^$2 *: *\([-0-9.]*\).*/\1/p" "$1" | head -1; }
@@ -75,6 +79,15 @@ done
     && ok || bad "q8 KLD ${KLD[q8]} above $Q8_VS_LLAMA x llama.cpp's q8_0 KV (${KLD[llama]})"
 below "${KLD[f16]}" "${KLD[q8]}" && below "${KLD[q8]}" "${KLD[q8f8]}" && ok \
     || bad "KLD not ordered f16 < q8 < q8f8: ${KLD[f16]} ${KLD[q8]} ${KLD[q8f8]}"
+# int8 scores (the default above) against float scores
+for t in q8 q8f8; do
+    expect_exit 0 "$t --kv-qk float" -- "$BIN" perplexity -m "$MODEL" -t $TH --kv-type $t --kv-qk float \
+        --kl-divergence-base "$TMP/f32.base" --kl-divergence
+    kf=$(stat_of "$TMP/out" 'Mean    KLD')
+    echo "KV $t, float Q.K: mean KLD ${kf:-?}, same top $(stat_of "$TMP/out" 'Same top p') %"
+    [ -n "$kf" ] && below "${KLD[$t]}" "$(awk -v k="$kf" -v m=$QK_INT8_MORE 'BEGIN { print k + m }')" && ok \
+        || bad "$t: int8 Q.K KLD ${KLD[$t]} more than $QK_INT8_MORE above float Q.K's '$kf'"
+done
 
 # Gemma 3 270M (head_dim 256, one KV head): q8f8 against llama.cpp's
 # q8_0 KV, each against its own float32 KV, GCH chunks of C tokens: the
@@ -111,6 +124,8 @@ if stats "$TMP/out" | cmp -s - <(stats "$TMP/q8f8.kld"); then ok; else bad "stat
 
 expect_exit 2 "bad --kv-type" -- "$BIN" perplexity -m "$MODEL" -f "$TEXT" --kv-type q4
 one_line_error "bad --kv-type"
+expect_exit 2 "bad --kv-qk" -- "$BIN" perplexity -m "$MODEL" -f "$TEXT" --kv-qk int4
+one_line_error "bad --kv-qk"
 expect_exit 2 "-ctk and -ctv differ" -- "$BIN" bench -m "$MODEL" -ctk q8_0 -ctv f16 -p 8 -n 2 -r 1
 one_line_error "-ctk and -ctv differ"
 : >"$TMP/file"

@@ -915,6 +915,7 @@ int pt_ui_run(const pt_ui_options *opts) {
      * (the command queue's lock orders these writes before them) */
     a->worker.kv_type = opts->kv_type;
     a->worker.kv_ram_mb = opts->kv_ram_mb;
+    a->worker.kv_qk = opts->kv_qk;
     a->worker.kv_spill_dir = opts->kv_spill_dir;
     a->worker.backend = opts->backend;
     a->worker.device = opts->device;

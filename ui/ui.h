@@ -26,9 +26,10 @@ typedef struct pt_ui_options {
     int n_threads;            /* 0 = all cores */
     int n_ctx;                /* 0 = default */
     /* The KV cache of every chat context (pt_context_params' fields of
-     * the same names): --kv-type, --kv-ram, --kv-spill-dir */
+     * the same names): --kv-type, --kv-ram, --kv-spill-dir, --kv-qk */
     int kv_type;
     int kv_ram_mb;
+    int kv_qk;
     const char *kv_spill_dir;
     /* --device: where every LLM load runs (pt_model_params' fields of the
      * same names; the app fills them as for run): PT_BACKEND_CPU (0)

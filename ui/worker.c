@@ -368,6 +368,7 @@ static void do_load(pt_worker *w, wcmd *c) {
     cp.threadpool = w->pool;
     cp.kv_type = (pt_kv_type)w->kv_type;
     cp.kv_ram_mb = w->kv_ram_mb;
+    cp.kv_qk = (pt_kv_qk)w->kv_qk;
     cp.kv_spill_dir = w->kv_spill_dir;
     load_ctx lc = {w, c->load_id, 0};
     pt_model_params mp = model_params(w);

@@ -161,7 +161,7 @@ typedef struct pt_worker {
     atomic_bool turn_cancel;  /* the engine's flag: running_turn <= cancel_upto */
     atomic_bool finished;  /* set by the thread as its last act */
     int n_ctx, n_threads;
-    int kv_type, kv_ram_mb;   /* set after pt_worker_start, before the first load: every context's KV cache */
+    int kv_type, kv_ram_mb, kv_qk; /* set after pt_worker_start, before the first load: every context's KV cache */
     const char *kv_spill_dir;
     /* set like kv_type: where every LLM load runs (pt_model_params' backend,
      * device, device_cache; ui.h's --device) */

@@ -308,6 +308,19 @@ typedef enum pt_kv_type {
 const char *pt_kv_type_name(int type);
 int pt_kv_type_from_name(const char *name);
 
+/* How attention computes the scores Q.K for the int8-key KV types (q8,
+ * q8f8; the others always use float): AUTO picks per type what measured
+ * faster (docs/kv_cache.md, "int8 Q.K"); FLOAT decodes the keys to
+ * float32 for the float kernel; INT8 quantizes each query head to int8
+ * once per step (in the keys' blocks) and takes integer dot products
+ * against the stored codes, which adds the queries' rounding to the
+ * keys' (the quality table of docs/kv_cache.md). */
+typedef enum pt_kv_qk {
+    PT_KV_QK_AUTO = 0,
+    PT_KV_QK_FLOAT,
+    PT_KV_QK_INT8,
+} pt_kv_qk;
+
 /* How to make a context. Get it from pt_context_default_params(); `size`
  * versions the struct exactly as in pt_model_params (fields are only
  * appended: older callers get defaults for what they do not know, newer
@@ -336,6 +349,7 @@ typedef struct pt_context_params {
      * to the float path is bounded by test_lora_int8 (KL divergence,
      * top-1 agreement). */
     bool lora_f32;
+    pt_kv_qk kv_qk;            /* PT_KV_QK_AUTO */
 } pt_context_params;
 
 pt_context_params pt_context_default_params(void);

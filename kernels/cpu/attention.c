@@ -240,6 +240,13 @@ typedef float hf_avx512 __attribute__((vector_size(32)));
 #endif
 #undef AN_FMAS
 
+/* pt_attn_causal_span, its scores from q and kt or (scores non-NULL)
+ * read from scores (pt_attn_causal_span_scores) */
+static void attn_span(const pt_cpu *cpu, float *out, int64_t out_stride, const float *q, int64_t q_stride,
+                      int n_tok, int n_head, const float *kt, int64_t kt_block_stride, const float *v,
+                      int64_t v_stride, int p0, int window, int head_dim, float scale, float *scratch,
+                      int span_lo, int span_hi, int flags, const float *scores, int64_t scores_stride);
+
 void pt_attn_causal(const pt_cpu *cpu, float *out, int64_t out_stride, const float *q,
                     int64_t q_stride, int n_tok, int n_head, const float *kt,
                     int64_t kt_block_stride, const float *v, int64_t v_stride, int p0,
@@ -262,11 +269,27 @@ void pt_attn_causal_span(const pt_cpu *cpu, float *out, int64_t out_stride, cons
                          int64_t kt_block_stride, const float *v, int64_t v_stride, int p0,
                          int window, int head_dim, float scale, float *scratch, int span_lo,
                          int span_hi, int flags) {
+    attn_span(cpu, out, out_stride, q, q_stride, n_tok, n_head, kt, kt_block_stride, v, v_stride, p0, window,
+              head_dim, scale, scratch, span_lo, span_hi, flags, NULL, 0);
+}
+
+void pt_attn_causal_span_scores(const pt_cpu *cpu, float *out, int64_t out_stride, const float *scores,
+                                int64_t scores_stride, int n_tok, int n_head, const float *v,
+                                int64_t v_stride, int p0, int window, int head_dim, float *scratch,
+                                int span_lo, int span_hi, int flags) {
+    attn_span(cpu, out, out_stride, NULL, 0, n_tok, n_head, NULL, 0, v, v_stride, p0, window, head_dim, 1.0f,
+              scratch, span_lo, span_hi, flags, scores, scores_stride);
+}
+
+static void attn_span(const pt_cpu *cpu, float *out, int64_t out_stride, const float *q, int64_t q_stride,
+                      int n_tok, int n_head, const float *kt, int64_t kt_block_stride, const float *v,
+                      int64_t v_stride, int p0, int window, int head_dim, float scale, float *scratch,
+                      int span_lo, int span_hi, int flags, const float *scores, int64_t scores_stride) {
     if (n_tok <= 0 || n_head <= 0) return;
     /* no window: every earlier position is in reach */
     if (window <= 0 || window > p0 + n_tok) window = p0 + n_tok;
 #define ATTN_PASS out, out_stride, q, q_stride, n_tok, n_head, kt, kt_block_stride, v, v_stride, p0, \
-                  window, head_dim, scale, scratch, span_lo, span_hi, flags
+                  window, head_dim, scale, scratch, span_lo, span_hi, flags, scores, scores_stride
     switch (cpu ? cpu->variant : PT_CPU_REF) {
 #if defined(__x86_64__)
     case PT_CPU_AVX2:

@@ -99,6 +99,22 @@ void pt_attn_causal_span(const pt_cpu *cpu, float *out, int64_t out_stride, cons
                          int window, int head_dim, float scale, float *scratch, int span_lo,
                          int span_hi, int flags);
 
+/* pt_attn_causal_span with the scores given instead of q and kt (an
+ * int8 Q.K kernel made them: kv_qk.h): the score of query (t, h) at
+ * position j, scale already applied, is
+ *     scores[(t * n_head + h) * scores_stride + (j - span_lo)]
+ * for the positions the span reads: whole blocks of PT_ATTN_BK from the
+ * first block a token's window reaches (or span_lo) to the block holding
+ * min(span_hi, p0 + n_tok) - 1. Lanes past the last position and before
+ * a window are masked as the key lanes are, but must hold finite values.
+ * The rest of the computation (online softmax, values) is
+ * pt_attn_causal_span's, so given the float kernel's own scores the
+ * result would be bitwise its result. */
+void pt_attn_causal_span_scores(const pt_cpu *cpu, float *out, int64_t out_stride, const float *scores,
+                                int64_t scores_stride, int n_tok, int n_head, const float *v,
+                                int64_t v_stride, int p0, int window, int head_dim, float *scratch,
+                                int span_lo, int span_hi, int flags);
+
 /* exp(x) for x <= 0 as the kernels compute the running-max correction c
  * (and the plain variant every exp); for the tests. */
 float pt_attn_exp(float x);

@@ -215,7 +215,9 @@ AT static void AN(accumulate_any)(float *acc, int nq, const float *c, const floa
 
 #ifndef A_FULL_ONLY
 /* Positions [span_lo, span_hi) of the causal attention (span_lo a
- * multiple of BK; kt and v point at position span_lo's block and row):
+ * multiple of BK; kt and v point at position span_lo's block and row);
+ * with ps the scores come from ps + iq * pss + (j - span_lo) (query iq =
+ * t * n_head + h, position j, scale applied) instead of q and kt:
  * the running state (m, l, acc) lives in scratch from one span to the
  * next, made at PT_ATTN_BEGIN and turned into the output at PT_ATTN_END.
  * Spans taken in order go through the blocks in the order one span over
@@ -223,7 +225,7 @@ AT static void AN(accumulate_any)(float *acc, int nq, const float *c, const floa
 AT static void AN(attn)(float *out, int64_t out_stride, const float *q, int64_t q_stride, int n_tok,
                         int n_head, const float *kt, int64_t kbs, const float *v, int64_t vs, int p0,
                         int window, int D, float scale, float *scratch, int span_lo, int span_hi,
-                        int flags) {
+                        int flags, const float *ps, int64_t pss) {
     const int nq = n_tok * n_head;
     float *m = scratch;                       /* [nq] running max */
     float *l = m + nq;                        /* [nq][BK] per-lane sums */
@@ -263,10 +265,17 @@ AT static void AN(attn)(float *out, int64_t out_stride, const float *q, int64_t 
             const int lo = p0 + t - window + 1 - j0; /* first lane seen, < BK */
             for (int h0 = 0; h0 < n_head; h0 += QMAX) {
                 const int nh = n_head - h0 < QMAX ? n_head - h0 : QMAX;
-                const float *qs[QMAX];
-                for (int j = 0; j < nh; j++) qs[j] = q + t * q_stride + (int64_t)(h0 + j) * D;
                 AN(vf) s[QMAX][NV];
-                AN(scores_any)(qs, nh, kb, D, scale, s);
+                if (ps) {
+                    for (int j = 0; j < nh; j++)
+                        A_UNROLL
+                        for (int k = 0; k < NV; k++)
+                            s[j][k] = AN(load)(ps + (int64_t)(t * n_head + h0 + j) * pss + (j0 - span_lo) + k * AW);
+                } else {
+                    const float *qs[QMAX];
+                    for (int j = 0; j < nh; j++) qs[j] = q + t * q_stride + (int64_t)(h0 + j) * D;
+                    AN(scores_any)(qs, nh, kb, D, scale, s);
+                }
                 float c[QMAX];
                 for (int j = 0; j < nh; j++) {
                     const int iq = t * n_head + h0 + j;
