@@ -256,14 +256,16 @@ static pt_status make_resident(pt_kv_cache *kv, int l, pt_kv_page *p, bool write
     return PT_OK;
 }
 
-pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error *err) {
+/* pt_kv_begin_layer; may_through: whether a step of one position may store
+ * through to a spilled page (not for an import, which copies into RAM). */
+static pt_status begin_layer(pt_kv_cache *kv, int layer, int p0, int n, bool may_through, pt_error *err) {
     const int end = p0 + n;
     const int n_need = (end + PT_KV_PAGE - 1) / PT_KV_PAGE;
     const int w = n > 0 ? p0 / PT_KV_PAGE : n_need; /* pages [w, n_need) are stored into */
     pt_status st = PT_OK;
     /* a step of one position stores through to its page if that is
      * spilled (kv_cache.h) */
-    const bool through = kv->spill && n == 1 && !pt_kv_spill_failed(kv);
+    const bool through = may_through && kv->spill && n == 1 && !pt_kv_spill_failed(kv);
     kv->stage_page = NULL;
     if (kv->spill) {
         pt_kv_spill_lock(kv);
@@ -334,6 +336,10 @@ pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error 
     }
     pt_kv_spill_unlock(kv);
     return st;
+}
+
+pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error *err) {
+    return begin_layer(kv, layer, p0, n, true, err);
 }
 
 /* ---- store and attend ---------------------------------------------------- */
@@ -585,7 +591,7 @@ pt_status pt_kv_export_layer(const pt_kv_cache *kv, int layer, int n_pos, void *
 pt_status pt_kv_import_layer(pt_kv_cache *kv, int layer, int n_pos, const void *src, pt_error *err) {
     pt_status st = check_span(kv, layer, n_pos, err);
     if (st != PT_OK || n_pos == 0) return st;
-    st = pt_kv_begin_layer(kv, layer, 0, n_pos, err);
+    st = begin_layer(kv, layer, 0, n_pos, false, err); /* every page RAM: copied into below */
     if (st != PT_OK) return st;
     for (int i = 0; i * PT_KV_PAGE < n_pos; i++) {
         const int r1 = n_pos - i * PT_KV_PAGE < PT_KV_PAGE ? n_pos - i * PT_KV_PAGE : PT_KV_PAGE;

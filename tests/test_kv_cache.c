@@ -14,7 +14,10 @@
  *     variant and with the plain one ("ref"), head_dim 40 and 64 (q8f8's
  *     keys rotated at 64: the reference rotates keys and queries itself);
  *  3. the serialized form: export, import into a cache with a tiny budget
- *     (pages spilled), export again: the same bytes, every type;
+ *     (pages spilled), export again: the same bytes, every type; likewise
+ *     one position imported into a spilled page;
+ *  3b. a decode of 580 positions one a step under a 4 KiB budget, every
+ *     type (test_decode_spill says what it checks);
  *  4. SmolLM2 ($PETREL_SMOLLM2), greedy, prompts of held-out text: 280
  *     tokens for every type, 530 tokens for f32 (keys kept in the
  *     kernel's layout) and q8f8 (rows decoded per page; f16 and q8 share
@@ -262,6 +265,17 @@ static void test_attend(const pt_cpu *cpu, int D) {
         pt_kv_attend(&kv2, 1, 1, o2b, group * D, q, group * D, 8, group, n_pos - 8, 0, 0.15f, scr2);
         CHECK(!memcmp(o1, o2b, sizeof(float) * 8 * group * D), "%s: attention over the imported cache differs",
               pt_kv_type_name(type));
+        /* an import of one position into a spilled page (it is copied into
+         * RAM, not stored through), exported again: the same bytes */
+        const size_t lb1 = pt_kv_layer_bytes(&kv, 1);
+        uint8_t *one = malloc(lb1), *one2 = malloc(lb1);
+        CHECK(pt_kv_export_layer(&kv, 1, 1, one, &err) == PT_OK, "export one: %s", err.msg);
+        CHECK(pt_kv_import_layer(&kv2, 1, 1, one, &err) == PT_OK, "import one: %s", err.msg);
+        CHECK(pt_kv_export_layer(&kv2, 1, 1, one2, &err) == PT_OK, "export one again: %s", err.msg);
+        CHECK(!memcmp(one, one2, lb1), "%s: one position imported into a spilled page differs",
+              pt_kv_type_name(type));
+        free(one);
+        free(one2);
         CHECK(pt_kv_type_of(&kv2) == type, "type_of");
         pt_kv_release(&kv2);
         free(s1);
