@@ -19,8 +19,13 @@
  *          storage device
  * and prints one "key value" line each: "round R warm_tps none_tps",
  * "warm_tps" and "none_tps" (over all rounds), "ratio_median" (of the
- * rounds' warm / none), "cold_tps", "cold_first_ms" (the first cold
- * token), and "kv" with the engine's counters after the cold run. The
+ * rounds' warm / none), "warm_io_per_token" (bytes the process moved
+ * through read and write calls, rchar and wchar of /proc/self/io, over
+ * the warm decode calls, per token: the spill file's read-backs and
+ * write-outs, since pages read in place through the mapping are not read
+ * calls; -1 -1 where /proc/self/io is missing), "cold_tps",
+ * "cold_first_ms" (the first cold token), and "kv" with the engine's
+ * counters after the cold run. The
  * cold tokens' time includes only the decode call, not the sync and the
  * drop. Exits 1 with a line on stderr when the page cache cannot be
  * dropped.
@@ -29,6 +34,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +47,21 @@ static double now_s(void) {
 static void die(const char *what, const pt_error *err) {
     fprintf(stderr, "kv_cold: %s: %s\n", what, err ? err->msg : "failed");
     exit(1);
+}
+
+/* rchar and wchar of /proc/self/io: bytes through read and write calls
+ * (page cache hits included). -1 when unreadable. */
+static void io_chars(long long *rchar, long long *wchar) {
+    *rchar = *wchar = -1;
+    FILE *f = fopen("/proc/self/io", "r");
+    if (!f) return;
+    char key[64];
+    long long v;
+    while (fscanf(f, "%63[^:]: %lld\n", key, &v) == 2) {
+        if (!strcmp(key, "rchar")) *rchar = v;
+        if (!strcmp(key, "wchar")) *wchar = v;
+    }
+    fclose(f);
 }
 
 static int drop_page_cache(void) {
@@ -72,8 +93,9 @@ static pt_context *filled(pt_model *m, int depth, int threads, int budget_mb, in
 
 /* n tokens one call each (token ids from `from` on); cold: drop the page
  * cache before each. Returns tokens/s of the decode calls alone;
- * *first_ms the first call's time. */
-static double run(pt_context *c, int n, int from, int cold, double *first_ms) {
+ * *first_ms the first call's time; adds to io (when not NULL) the rchar
+ * and wchar the calls moved. */
+static double run(pt_context *c, int n, int from, int cold, double *first_ms, long long io[2]) {
     pt_error err = {0};
     double busy = 0;
     for (int i = 0; i < n; i++) {
@@ -82,9 +104,16 @@ static double run(pt_context *c, int n, int from, int cold, double *first_ms) {
             exit(1);
         }
         const pt_token t = (pt_token)(200 + (from + i) % 500);
+        long long r0, w0, r1, w1;
+        io_chars(&r0, &w0);
         const double t0 = now_s();
         if (pt_decode(c, &t, 1, NULL, &err) != PT_OK) die("decode", &err);
         const double dt = now_s() - t0;
+        io_chars(&r1, &w1);
+        if (io && r0 >= 0 && r1 >= 0) {
+            io[0] += r1 - r0;
+            io[1] += w1 - w0;
+        }
         if (i == 0 && first_ms) *first_ms = 1e3 * dt;
         busy += dt;
     }
@@ -115,8 +144,10 @@ int main(int argc, char **argv) {
     pt_context *c = filled(m, depth, threads, budget, type, argv[7]);
     pt_context *c0 = filled(m, depth, threads, 0, type, NULL);
     double warm_s = 0, none_s = 0, ratio[64];
+    long long io[2] = {0, 0}, probe_r, probe_w;
+    io_chars(&probe_r, &probe_w);
     for (int r = 0; r < rounds; r++) {
-        const double w = run(c, n_gen, r * n_gen, 0, NULL), z = run(c0, n_gen, r * n_gen, 0, NULL);
+        const double w = run(c, n_gen, r * n_gen, 0, NULL, io), z = run(c0, n_gen, r * n_gen, 0, NULL, NULL);
         printf("round %d warm_tps %.2f none_tps %.2f\n", r, w, z);
         fflush(stdout);
         warm_s += n_gen / w;
@@ -132,8 +163,12 @@ int main(int argc, char **argv) {
     printf("warm_tps %.2f\n", rounds * n_gen / warm_s);
     printf("none_tps %.2f\n", rounds * n_gen / none_s);
     printf("ratio_median %.3f\n", rounds % 2 ? ratio[rounds / 2] : (ratio[rounds / 2 - 1] + ratio[rounds / 2]) / 2);
+    if (probe_r >= 0)
+        printf("warm_io_per_token %lld %lld\n", io[0] / (rounds * n_gen), io[1] / (rounds * n_gen));
+    else
+        printf("warm_io_per_token -1 -1\n");
     double first = 0;
-    printf("cold_tps %.2f\n", run(c, n_gen, rounds * n_gen, 1, &first));
+    printf("cold_tps %.2f\n", run(c, n_gen, rounds * n_gen, 1, &first, NULL));
     printf("cold_first_ms %.1f\n", first);
     pt_kv_stats st;
     pt_context_kv_stats(c, &st);

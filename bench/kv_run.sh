@@ -24,7 +24,10 @@
 # warm / none ratio is the median round's, so a shared machine's load
 # changes fall on both alike), then decodes with the budget where the page
 # cache is dropped before every token, so each spilled page comes from
-# the storage device. Dropping the page cache needs root; without it that
+# the storage device. With the warm figures go the bytes a warm token
+# moved through read and write calls (the spill file's read-backs and
+# write-outs; pages read in place through the mapping are not counted),
+# which the machine's load does not change. Dropping the page cache needs root; without it that
 # table says so. -k "" skips the first table (and llama-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -94,20 +97,21 @@ echo "Warm and cold page cache: $ROUNDS alternate rounds of $NG tokens with and 
 echo
 if [ ! -x "$COLD" ]; then echo "(bench/kv_cold not built: cmake --build build --target kv_cold)"; exit 0; fi
 if [ ! -w /proc/sys/vm/drop_caches ]; then echo "(not measured: dropping the page cache needs root)"; exit 0; fi
-echo "| KV | depth | t/s, no budget | t/s, spilled, page cache warm | warm / none (median round) | rounds' warm / none | t/s, spilled, page cache dropped before each token | cold / none | first cold token ms | prefetch hits |"
-echo "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"
+echo "| KV | depth | t/s, no budget | t/s, spilled, page cache warm | warm / none (median round) | rounds' warm / none | KiB read / written a warm token | t/s, spilled, page cache dropped before each token | cold / none | first cold token ms | prefetch hits |"
+echo "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"
 for d in $COLD_DEPTH; do
     for t in $COLD_TYPES; do
         rm -rf "$TMP/spill"; mkdir -p "$TMP/spill"
         "$COLD" "$MODEL" "$d" "$NG" "$TH" "$BUDGET" "$t" "$TMP/spill" "$ROUNDS" >"$TMP/cold" 2>"$TMP/cerr" \
-            || { echo "| $t | $d | kv_cold failed: $(tail -1 "$TMP/cerr") | | | | | | | |"; continue; }
+            || { echo "| $t | $d | kv_cold failed: $(tail -1 "$TMP/cerr") | | | | | | | | |"; continue; }
         w=$(sed -n 's/^warm_tps //p' "$TMP/cold") c=$(sed -n 's/^cold_tps //p' "$TMP/cold")
         n=$(sed -n 's/^none_tps //p' "$TMP/cold") f=$(sed -n 's/^cold_first_ms //p' "$TMP/cold")
         med=$(sed -n 's/^ratio_median //p' "$TMP/cold")
         rr=$(awk '/^round / { printf "%s%.2f", s, $4 / $6; s = " " }' "$TMP/cold")
+        io=$(awk '/^warm_io_per_token / { if ($2 < 0) print "-"; else printf "%.0f / %.0f", $2 / 1024, $3 / 1024 }' "$TMP/cold")
         hit=$(sed -n 's/.* hits \([0-9]*\) stalls \([0-9]*\)$/\1 \2/p' "$TMP/cold" |
               awk '{ t = $1 + $2; if (t) printf "%.1f%%", 100 * $1 / t; else print "-" }')
-        echo "| $t | $d | $n | $w | $med | $rr | $c | $(ratio "$c" "$n") | $f | $hit |"
+        echo "| $t | $d | $n | $w | $med | $rr | ${io:--} | $c | $(ratio "$c" "$n") | $f | $hit |"
     done
 done
 echo

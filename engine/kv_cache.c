@@ -86,7 +86,10 @@ pt_status pt_kv_init(pt_kv_cache *kv, int n_layer, int n_ctx, int n_head_kv, int
     }
     if (opts && opts->budget_bytes) {
         kv->budget = opts->budget_bytes;
-        if (!(kv->n_mapped = calloc((size_t)n_layer, sizeof *kv->n_mapped))) {
+        kv->n_mapped = calloc((size_t)n_layer, sizeof *kv->n_mapped);
+        kv->stage = malloc((size_t)n_head_kv * (kv->krow + kv->vrow) +
+                           (kv->kelem == PT_KV_ELEM_F32 ? (size_t)BK * kv->krow : 0));
+        if (!kv->n_mapped || !kv->stage) {
             pt_kv_release(kv);
             return pt_fail(err, PT_ERR_NOMEM, "kv cache: out of memory for the page table");
         }
@@ -105,6 +108,7 @@ void pt_kv_release(pt_kv_cache *kv) {
         for (size_t i = 0; i < (size_t)kv->n_layer * kv->n_pages; i++) free(kv->pages[i].ram);
     free(kv->pages);
     free(kv->n_mapped);
+    free(kv->stage);
     kv->max_spare = 0;
     while (kv->spare) pt_kv_buf_give(kv, pt_kv_buf_take(kv));
     memset(kv, 0, sizeof *kv);
@@ -137,8 +141,10 @@ void pt_kv_buf_give(pt_kv_cache *kv, uint8_t *buf) {
 static int write_back(pt_kv_cache *kv, pt_kv_page *p) {
     const uint64_t off = slot_offset(kv, p);
     if (!p->on_disk) { /* the slot's first write: its blocks reserved first (see kv_cache.h) */
-        const int e = pt_kv_spill_reserve(kv, off, kv->page_bytes);
-        return e ? e : pt_kv_spill_write(kv, p->ram, kv->page_bytes, off);
+        int e = pt_kv_spill_reserve(kv, off, kv->page_bytes);
+        if (!e) e = pt_kv_spill_write(kv, p->ram, kv->page_bytes, off);
+        if (!e) kv->bytes_written += kv->page_bytes;
+        return e;
     }
     if (p->dirty_lo >= p->dirty_hi) return 0;
     /* per head: the key bytes of the dirty positions (f32: whole blocks of
@@ -158,6 +164,7 @@ static int write_back(pt_kv_cache *kv, pt_kv_page *p) {
         int e = pt_kv_spill_write(kv, p->ram + hb + k0, k1 - k0, off + hb + k0);
         if (!e) e = pt_kv_spill_write(kv, p->ram + hb + v0, v1 - v0, off + hb + v0);
         if (e) return e;
+        kv->bytes_written += (k1 - k0) + (v1 - v0);
     }
     return 0;
 }
@@ -258,14 +265,21 @@ static pt_status make_resident(pt_kv_cache *kv, int l, pt_kv_page *p, bool write
     }
     p->ram = buf;
     p->state = PT_KV_PG_RAM;
+    kv->read_backs++;
     return PT_OK;
 }
 
-pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error *err) {
+/* pt_kv_begin_layer; may_through: whether a step of one position may store
+ * through to a spilled page (not for an import, which copies into RAM). */
+static pt_status begin_layer(pt_kv_cache *kv, int layer, int p0, int n, bool may_through, pt_error *err) {
     const int end = p0 + n;
     const int n_need = (end + PT_KV_PAGE - 1) / PT_KV_PAGE;
     const int w = n > 0 ? p0 / PT_KV_PAGE : n_need; /* pages [w, n_need) are stored into */
     pt_status st = PT_OK;
+    /* a step of one position stores through to its page if that is
+     * spilled (kv_cache.h) */
+    const bool through = may_through && kv->spill && n == 1 && !pt_kv_spill_failed(kv);
+    kv->stage_page = NULL;
     if (kv->spill) {
         pt_kv_spill_lock(kv);
         pt_kv_spill_want(kv, -1, 0, 0);
@@ -283,10 +297,21 @@ pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error 
             if (l != layer && l != prev && kv->n_mapped[l]) unmap_layer(kv, l);
         kv->max_spare = n_need - w;
     }
-    for (int i = 0; i < n_need && st == PT_OK; i++) st = make_resident(kv, layer, page_at(kv, layer, i), i >= w, err);
+    for (int i = 0; i < n_need && st == PT_OK; i++) {
+        pt_kv_page *p = page_at(kv, layer, i);
+        if (i >= w && through && p->state == PT_KV_PG_DISK) { /* mapped, its new row written through */
+            kv->stage_page = p;
+            kv->stage_pos = p0;
+            st = make_resident(kv, layer, p, false, err);
+        } else {
+            st = make_resident(kv, layer, p, i >= w, err);
+        }
+    }
+    if (st != PT_OK) kv->stage_page = NULL;
     if (st == PT_OK)
         for (int i = w; i < n_need; i++) {
             pt_kv_page *p = page_at(kv, layer, i);
+            if (p == kv->stage_page) continue;
             int lo = p0 - i * PT_KV_PAGE, hi = end - i * PT_KV_PAGE;
             if (lo < 0) lo = 0;
             if (hi > PT_KV_PAGE) hi = PT_KV_PAGE;
@@ -309,30 +334,96 @@ pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error 
                          pt_kv_spill_dir(kv), strerror(e));
         }
     }
-    if (st == PT_OK && !pt_kv_spill_failed(kv)) pt_kv_spill_want(kv, (layer + 1) % kv->n_layer, n_need, w);
+    if (st == PT_OK && !pt_kv_spill_failed(kv)) {
+        /* the next layer stores what this one did: in a step of one
+         * position through the mapping, so all its pages are mapped, none
+         * read back; after the last layer comes the next step's first,
+         * which stores from `end` on, most likely one position (decode) */
+        const int next = (layer + 1) % kv->n_layer;
+        int want_n = n_need, want_w = through ? n_need : w;
+        if (next == 0 && n > 0) {
+            want_n = end / PT_KV_PAGE < kv->n_pages ? end / PT_KV_PAGE + 1 : kv->n_pages;
+            want_w = want_n;
+        }
+        pt_kv_spill_want(kv, next, want_n, want_w);
+    }
     pt_kv_spill_unlock(kv);
     return st;
 }
 
+pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error *err) {
+    return begin_layer(kv, layer, p0, n, true, err);
+}
+
 /* ---- store and attend ---------------------------------------------------- */
+
+/* One head's key row in the codec's row form (rotated for q8f8). */
+static void encode_key(const pt_kv_cache *kv, const float *k, uint8_t *dst) {
+    const int D = kv->head_dim;
+    if (kv->rot_keys) {
+        float kr[PT_KV_ROT_MAX];
+        memcpy(kr, k, (size_t)D * sizeof *kr);
+        pt_fwht(kr, D);
+        kv->kc.encode(kr, D, dst);
+    } else {
+        kv->kc.encode(k, D, dst);
+    }
+}
 
 void pt_kv_store(pt_kv_cache *kv, int layer, int pos, const float *k, const float *v) {
     const int D = kv->head_dim, r = pos % PT_KV_PAGE;
-    uint8_t *page = page_at(kv, layer, pos / PT_KV_PAGE)->ram;
-    for (int h = 0; h < kv->n_head_kv; h++) {
-        uint8_t *hk = page + (size_t)h * kv->head_bytes, *hv = hk + PT_KV_PAGE * kv->krow;
-        if (kv->kelem == PT_KV_ELEM_F32) {
-            pt_attn_store_key((float *)hk, (int64_t)BK * D, r, k + (size_t)h * D, D);
-        } else if (kv->rot_keys) {
-            float kr[PT_KV_ROT_MAX];
-            memcpy(kr, k + (size_t)h * D, (size_t)D * sizeof *kr);
-            pt_fwht(kr, D);
-            kv->kc.encode(kr, D, hk + (size_t)r * kv->krow);
-        } else {
-            kv->kc.encode(k + (size_t)h * D, D, hk + (size_t)r * kv->krow);
+    const pt_kv_page *p = page_at(kv, layer, pos / PT_KV_PAGE);
+    if (p == kv->stage_page && pos == kv->stage_pos) { /* stored through: rows staged */
+        for (int h = 0; h < kv->n_head_kv; h++) {
+            uint8_t *sk = kv->stage + (size_t)h * (kv->krow + kv->vrow);
+            if (kv->kelem == PT_KV_ELEM_F32) memcpy(sk, k + (size_t)h * D, kv->krow);
+            else encode_key(kv, k + (size_t)h * D, sk);
+            kv->vc.encode(v + (size_t)h * D, D, sk + kv->krow);
         }
+        return;
+    }
+    for (int h = 0; h < kv->n_head_kv; h++) {
+        uint8_t *hk = p->ram + (size_t)h * kv->head_bytes, *hv = hk + PT_KV_PAGE * kv->krow;
+        if (kv->kelem == PT_KV_ELEM_F32) pt_attn_store_key((float *)hk, (int64_t)BK * D, r, k + (size_t)h * D, D);
+        else encode_key(kv, k + (size_t)h * D, hk + (size_t)r * kv->krow);
         kv->vc.encode(v + (size_t)h * D, D, hv + (size_t)r * kv->vrow);
     }
+}
+
+pt_status pt_kv_end_store(pt_kv_cache *kv, pt_error *err) {
+    const pt_kv_page *p = kv->stage_page;
+    if (!p) return PT_OK;
+    kv->stage_page = NULL;
+    const int D = kv->head_dim, r = kv->stage_pos % PT_KV_PAGE;
+    const uint64_t off = slot_offset(kv, p);
+    int e = 0;
+    for (int h = 0; h < kv->n_head_kv && !e; h++) {
+        const uint64_t hoff = off + (uint64_t)h * kv->head_bytes;
+        const uint8_t *sk = kv->stage + (size_t)h * (kv->krow + kv->vrow);
+        size_t kb = kv->krow;
+        uint64_t koff = hoff + (uint64_t)r * kv->krow;
+        if (kv->kelem == PT_KV_ELEM_F32) {
+            /* its key block: the other lanes as the slot has them (the
+             * page is mapped), this position's lane from the stage */
+            kb = (size_t)BK * kv->krow;
+            koff = hoff + (uint64_t)(r / BK) * kb;
+            uint8_t *blk = kv->stage + (size_t)kv->n_head_kv * (kv->krow + kv->vrow);
+            memcpy(blk, kv->map + koff, kb);
+            for (int d = 0; d < D; d++)
+                memcpy(blk + ((size_t)d * BK + r % BK) * sizeof(float), sk + (size_t)d * sizeof(float), sizeof(float));
+            sk = blk;
+        }
+        e = pt_kv_spill_write(kv, sk, kb, koff);
+        if (!e)
+            e = pt_kv_spill_write(kv, kv->stage + (size_t)h * (kv->krow + kv->vrow) + kv->krow, kv->vrow,
+                                  hoff + PT_KV_PAGE * kv->krow + (uint64_t)r * kv->vrow);
+        if (!e) kv->bytes_written += kb + kv->vrow;
+    }
+    if (!e) return PT_OK;
+    pt_kv_spill_set_failed(kv);
+    return pt_fail(err, PT_ERR_IO,
+                   "kv spill: cannot write to the spill file in %s: %s (spilling stopped: the cache stays in RAM)",
+                   pt_kv_spill_dir(kv), strerror(e));
 }
 
 size_t pt_kv_attend_scratch_floats(const pt_kv_cache *kv, int n_query) {
@@ -548,7 +639,7 @@ pt_status pt_kv_export_layer(const pt_kv_cache *kv, int layer, int n_pos, void *
 pt_status pt_kv_import_layer(pt_kv_cache *kv, int layer, int n_pos, const void *src, pt_error *err) {
     pt_status st = check_span(kv, layer, n_pos, err);
     if (st != PT_OK || n_pos == 0) return st;
-    st = pt_kv_begin_layer(kv, layer, 0, n_pos, err);
+    st = begin_layer(kv, layer, 0, n_pos, false, err); /* every page RAM: copied into below */
     if (st != PT_OK) return st;
     for (int i = 0; i * PT_KV_PAGE < n_pos; i++) {
         const int r1 = n_pos - i * PT_KV_PAGE < PT_KV_PAGE ? n_pos - i * PT_KV_PAGE : PT_KV_PAGE;

@@ -37,12 +37,28 @@
  *  - makes the pages it will write (those of positions [p0, p0 + n))
  *    RAM, reading spilled ones back, and maps the spilled pages it only
  *    reads (a page read or mapped ahead is a hit, one waited for or done
- *    there a stall);
+ *    there a stall); but a step of one position (n = 1, a decode step)
+ *    whose page is spilled leaves it spilled and mapped, and stores
+ *    through it (below);
  *  - writes back and frees the coldest RAM pages until the RAM held is
  *    within the budget;
  *  - asks the reader thread for the next layer: its pages to be written
  *    read back into RAM, the others mapped (MADV_POPULATE_READ: read
- *    from the disk where not cached, and mapped).
+ *    from the disk where not cached, and mapped); in a step of one
+ *    position all of them mapped, and after the last layer (the next is
+ *    the next step's first, which stores from p0 + n on) likewise.
+ *
+ * Storing through: in a step of one position into a spilled page,
+ * pt_kv_store puts the position's rows in a staging buffer (`stage`, the
+ * row form; f32 keys as a plain row) and pt_kv_end_store, on the forward
+ * pass's thread before attention, writes them into the page's slot with
+ * pwrite: for each head its key row (f32: the whole key block of BK
+ * positions it falls in, its other lanes copied from the mapping) and its
+ * value row. The shared mapping sees the write, so pt_kv_attend reads the
+ * new position in place like the rest of the page. A decode step thus
+ * writes a few rows a layer and reads no page back; the slot is already
+ * reserved (the page was written out whole once), and a write that fails
+ * anyway stops spilling like any other and is reported once.
  * The reader is idle from the start of pt_kv_begin_layer to its request
  * at the end (the call waits for the page it is on), so page states
  * change only under the lock and never under the forward pass's feet.
@@ -138,6 +154,15 @@ typedef struct pt_kv_cache {
     const uint8_t *map;       /* the spill file mapped read-only, shared: slot s at
                                  map + s * page_bytes (NULL without a budget) */
     uint64_t read_ahead, hits, stalls;
+    uint64_t read_backs;      /* pages read back into RAM (pread), here or ahead */
+    uint64_t bytes_written;   /* bytes written to the spill file (pwrite) */
+    /* storing through (spill only): the spilled page stored into by this
+     * step (NULL: none), its position, and the position's rows: for each
+     * KV head its key row (krow bytes; f32: D floats) then its value row
+     * (vrow), then (f32) room for one key block of BK * krow bytes */
+    const pt_kv_page *stage_page;
+    int stage_pos;
+    uint8_t *stage;
     struct pt_kv_spill *spill; /* NULL without a budget */
     /* spare page buffers (spill only, under its lock): a stack linked
      * through each buffer's first pointer */
@@ -171,6 +196,13 @@ pt_status pt_kv_begin_layer(pt_kv_cache *kv, int layer, int p0, int n, pt_error 
  * of head_dim floats side by side. Its page must be resident
  * (pt_kv_begin_layer); threads may store different positions at once. */
 void pt_kv_store(pt_kv_cache *kv, int layer, int pos, const float *k, const float *v);
+
+/* After the pt_kv_store calls of a pt_kv_begin_layer and before attending:
+ * writes a position stored through to a spilled page into its slot (see
+ * above; nothing to do otherwise). Calling thread only. PT_ERR_IO once
+ * when the write fails: spilling stops, and the step's positions are to
+ * be stored again (the next pt_kv_begin_layer makes their page RAM). */
+pt_status pt_kv_end_store(pt_kv_cache *kv, pt_error *err);
 
 /* Floats of scratch pt_kv_attend needs for a tile of n_query queries. */
 size_t pt_kv_attend_scratch_floats(const pt_kv_cache *kv, int n_query);

@@ -137,6 +137,7 @@ static void *reader_main(void *arg) {
                 p->state = PT_KV_PG_RAM;
                 p->prefetched = true;
                 kv->read_ahead++;
+                kv->read_backs++;
             }
         }
         s->busy = NULL;

@@ -442,6 +442,8 @@ static pt_status attention_block(const pt_llm *m, pt_llm_state *s, int il, int p
     matmul_run(s, &qkv);
     qkv_job post = {m, s, il, p0, n};
     run_tokens(s, qkv_task, &post, n);
+    st = pt_kv_end_store(&s->kv, err); /* a spilled page's new row into its slot */
+    if (st != PT_OK) return st;
     attention(m, s, il, p0, n);
     if (L->wo.packed) quantize_input(m, s, s->att, n, (int64_t)hp->n_head * hp->head_dim);
     pt_matmul wo = {1, {&L->wo}, {s->xn}, s->att, &s->qa, n, false, false};

@@ -17,7 +17,10 @@
  *     kernel given the queries as their int8 codes times scales: within
  *     4e-6 (float rounding), so every block and page is scored right;
  *  3. the serialized form: export, import into a cache with a tiny budget
- *     (pages spilled), export again: the same bytes, every type;
+ *     (pages spilled), export again: the same bytes, every type; likewise
+ *     one position imported into a spilled page;
+ *  3b. a decode of 580 positions one a step under a 4 KiB budget, every
+ *     type (test_decode_spill says what it checks);
  *  4. SmolLM2 ($PETREL_SMOLLM2), greedy, prompts of held-out text: 280
  *     tokens for every type, 530 tokens for f32 (keys kept in the
  *     kernel's layout) and q8f8 (rows decoded per page; f16 and q8 share
@@ -294,6 +297,17 @@ static void test_attend(const pt_cpu *cpu, int D) {
         pt_kv_attend(&kv2, 1, 1, o2b, group * D, q, group * D, 8, group, n_pos - 8, 0, 0.15f, scr2);
         CHECK(!memcmp(o1, o2b, sizeof(float) * 8 * group * D), "%s: attention over the imported cache differs",
               pt_kv_type_name(type));
+        /* an import of one position into a spilled page (it is copied into
+         * RAM, not stored through), exported again: the same bytes */
+        const size_t lb1 = pt_kv_layer_bytes(&kv, 1);
+        uint8_t *one = malloc(lb1), *one2 = malloc(lb1);
+        CHECK(pt_kv_export_layer(&kv, 1, 1, one, &err) == PT_OK, "export one: %s", err.msg);
+        CHECK(pt_kv_import_layer(&kv2, 1, 1, one, &err) == PT_OK, "import one: %s", err.msg);
+        CHECK(pt_kv_export_layer(&kv2, 1, 1, one2, &err) == PT_OK, "export one again: %s", err.msg);
+        CHECK(!memcmp(one, one2, lb1), "%s: one position imported into a spilled page differs",
+              pt_kv_type_name(type));
+        free(one);
+        free(one2);
         CHECK(pt_kv_type_of(&kv2) == type, "type_of");
         pt_kv_release(&kv2);
         free(s1);
@@ -305,6 +319,149 @@ static void test_attend(const pt_cpu *cpu, int D) {
         free(k);
         free(v);
         pt_kv_release(&kv);
+    }
+}
+
+/* ---- 3b: a long decode under a tiny budget ------------------------------ */
+
+/* The spilling cache's figures, read under its lock (the reader thread
+ * may be working on the next layer). */
+typedef struct spill_snap {
+    uint64_t ram, mapped, read_backs, written;
+} spill_snap;
+
+static spill_snap snap(const pt_kv_cache *kv) {
+    pt_kv_spill_lock(kv);
+    const spill_snap s = {kv->ram_bytes, kv->map_bytes, kv->read_backs, kv->bytes_written};
+    pt_kv_spill_unlock(kv);
+    return s;
+}
+
+/* One step of positions [p0, p0 + n) over every layer, the same keys and
+ * values into both caches; after each layer one query per KV head (a GQA
+ * group of 2) at the last position attends over both. Returns the cases
+ * that differ, or -1 when kv1's end_store fails (which stops the step, as
+ * the forward pass does). Counts in *over the layers after which kv1
+ * holds more RAM than kv_cache.h's bound, or maps more than two layers'
+ * pages (*extent: the most pages a layer has held). */
+static int decode_step(pt_kv_cache *kv0, pt_kv_cache *kv1, int p0, int n, float *k, float *v, float *scr,
+                       int *over, uint64_t *extent, uint64_t *max_mapped, pt_error *err) {
+    const int L = kv0->n_layer, Hkv = kv0->n_head_kv, D = kv0->head_dim, group = 2;
+    const uint64_t pg = kv1->page_bytes, used = (uint64_t)(p0 + n + PT_KV_PAGE - 1) / PT_KV_PAGE;
+    static float q[2 * 64], out0[2 * 64], out1[2 * 64];
+    int diff = 0;
+    for (int l = 0; l < L; l++) {
+        CHECK(pt_kv_begin_layer(kv0, l, p0, n, err) == PT_OK, "begin: %s", err->msg);
+        CHECK(pt_kv_begin_layer(kv1, l, p0, n, err) == PT_OK, "begin with budget: %s", err->msg);
+        for (int i = 0; i < n * Hkv * D; i++) {
+            k[i] = frand() * 2.0f;
+            v[i] = frand();
+        }
+        for (int t = 0; t < n; t++) {
+            pt_kv_store(kv0, l, p0 + t, k + (size_t)t * Hkv * D, v + (size_t)t * Hkv * D);
+            pt_kv_store(kv1, l, p0 + t, k + (size_t)t * Hkv * D, v + (size_t)t * Hkv * D);
+        }
+        CHECK(pt_kv_end_store(kv0, err) == PT_OK, "end_store without a budget: %s", err->msg);
+        if (pt_kv_end_store(kv1, err) != PT_OK) return -1;
+        for (int h = 0; h < Hkv; h++) {
+            for (int i = 0; i < group * D; i++) q[i] = frand();
+            pt_kv_attend(kv0, l, h, out0, group * D, q, group * D, 1, group, p0 + n - 1, 0, 0.125f, scr);
+            pt_kv_attend(kv1, l, h, out1, group * D, q, group * D, 1, group, p0 + n - 1, 0, 0.125f, scr);
+            diff += memcmp(out0, out1, sizeof(float) * group * D) != 0;
+        }
+        /* kv_cache.h's bound; a step of one position stores into at most
+         * one page, read ahead none */
+        const spill_snap s = snap(kv1);
+        const uint64_t held = n == 1 ? pg : used * pg, ahead = n == 1 ? pg : used * pg;
+        if (*extent < used) *extent = used;
+        if (s.ram > (kv1->budget > held ? kv1->budget : held) + ahead || s.mapped > 2 * *extent * pg) (*over)++;
+        if (s.mapped > *max_mapped) *max_mapped = s.mapped;
+    }
+    return diff;
+}
+
+/* Two caches, one without a budget and one with 4 KiB (every page but the
+ * one being filled spilled), fed the same keys and values: a prompt of
+ * 200 positions, then one position a step through three page boundaries
+ * (to 780), then cut back to 300 (into a full page on disk) and 20 more.
+ * Attention over both is bitwise the same after every layer of every
+ * step. The steps of one position read no page back into RAM, and those
+ * that start no page (whose page is spilled) write exactly their rows to
+ * the spill file: for each layer and head a key row (f32: its key block)
+ * and a value row. The RAM held and the mapped bytes stay within
+ * kv_cache.h's bound. Then a write that fails (RLIMIT_FSIZE): one
+ * PT_ERR_IO line, and the step done again reads its page back into RAM
+ * and attends as the cache without a budget does, as do 10 steps after
+ * it (spilling stopped, spilled pages still read in place). */
+static void test_decode_spill(const pt_cpu *cpu) {
+    const int L = 3, Hkv = 2, D = 64, n_ctx = 800, prompt = 200;
+    signal(SIGXFSZ, SIG_IGN);
+    for (int type = PT_KV_F32; type <= PT_KV_Q8F8; type++) {
+        pt_kv_cache kv0, kv1;
+        pt_error err = {0};
+        const pt_kv_opts o0 = {type, cpu, 0, NULL}, o1 = {type, cpu, 4096, P_tmpdir};
+        CHECK(pt_kv_init(&kv0, L, n_ctx, Hkv, D, &o0, &err) == PT_OK, "init: %s", err.msg);
+        CHECK(pt_kv_init(&kv1, L, n_ctx, Hkv, D, &o1, &err) == PT_OK, "init with budget: %s", err.msg);
+        const char *tn = pt_kv_type_name(type);
+        float *scr = malloc(pt_kv_attend_scratch_floats(&kv0, 2) * sizeof(float));
+        float *k = malloc(sizeof(float) * prompt * Hkv * D), *v = malloc(sizeof(float) * prompt * Hkv * D);
+        const uint64_t rows = (uint64_t)L * Hkv * ((type == PT_KV_F32 ? PT_ATTN_BK : 1) * kv1.krow + kv1.vrow);
+        int diff = 0, over = 0, over_after = 0, backs = 0, wrong_writes = 0, steps = 0;
+        uint64_t max_mapped = 0, extent = 0;
+        /* the prompt; one position a step to 780; cut back to 300, 20 more */
+        const int from[] = {0, prompt, 300}, to[] = {prompt, 780, 320};
+        for (int ph = 0; ph < 3; ph++)
+            for (int p0 = from[ph]; p0 < to[ph];) {
+                const int n = ph == 0 ? prompt : 1;
+                const spill_snap s0 = snap(&kv1);
+                const int d = decode_step(&kv0, &kv1, p0, n, k, v, scr, &over, &extent, &max_mapped, &err);
+                CHECK(d >= 0, "%s: end_store at %d: %s", tn, p0, err.msg);
+                diff += d > 0 ? d : 0;
+                const spill_snap s1 = snap(&kv1);
+                if (n == 1) {
+                    steps++;
+                    backs += s1.read_backs != s0.read_backs;
+                    /* a step that starts a page, and the first after the prompt,
+                     * write whole pages out (first writes): not counted */
+                    if (p0 % PT_KV_PAGE > 1 && p0 != prompt && s1.written - s0.written != rows) wrong_writes++;
+                }
+                p0 += n;
+            }
+        CHECK(diff == 0, "%s: %d attention cases differ from the cache without a budget", tn, diff);
+        CHECK(over == 0, "%s: RAM or mapped bytes above kv_cache.h's bound in %d layer steps", tn, over);
+        CHECK(backs == 0, "%s: %d of %d steps of one position read a page back into RAM", tn, backs, steps);
+        CHECK(wrong_writes == 0, "%s: %d steps of one position did not write exactly their rows (%llu bytes)", tn,
+              wrong_writes, (unsigned long long)rows);
+        CHECK(max_mapped > 0, "%s: no spilled page was read in place", tn);
+
+        /* a write that fails: a 1-byte file size limit (spilling then
+         * stops: RAM is no longer held within the budget, over_after) */
+        struct rlimit old, lim;
+        getrlimit(RLIMIT_FSIZE, &old);
+        lim = old;
+        lim.rlim_cur = 1;
+        setrlimit(RLIMIT_FSIZE, &lim);
+        const int d = decode_step(&kv0, &kv1, 320, 1, k, v, scr, &over_after, &extent, &max_mapped, &err);
+        setrlimit(RLIMIT_FSIZE, &old);
+        CHECK(d == -1 && strstr(err.msg, "spill") && !strchr(err.msg, '\n'), "%s: a failed write: %d, '%s'", tn, d,
+              err.msg);
+        const spill_snap s0 = snap(&kv1);
+        diff = 0;
+        for (int p0 = 320; p0 < 331; p0++) {
+            const int dd = decode_step(&kv0, &kv1, p0, 1, k, v, scr, &over_after, &extent, &max_mapped, &err);
+            CHECK(dd >= 0, "%s: end_store at %d after a failed write: %s", tn, p0, err.msg);
+            diff += dd > 0 ? dd : 0;
+        }
+        CHECK(diff == 0, "%s: %d attention cases differ after a failed write", tn, diff);
+        CHECK(snap(&kv1).read_backs > s0.read_backs, "%s: after a failed write no page was read back", tn);
+        pt_kv_stats st;
+        pt_kv_get_stats(&kv1, &st);
+        CHECK(st.disk_bytes > 0, "%s: after a failed write nothing is on disk", tn);
+        free(scr);
+        free(k);
+        free(v);
+        pt_kv_release(&kv0);
+        pt_kv_release(&kv1);
     }
 }
 
@@ -529,6 +686,7 @@ int main(void) {
         test_attend(&ref, 40);
         test_attend(&ref, 64);
     }
+    test_decode_spill(&cpu);
     test_model();
     return check_done("test_kv_cache");
 }
