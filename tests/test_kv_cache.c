@@ -399,7 +399,7 @@ static void test_decode_spill(const pt_cpu *cpu) {
     for (int type = PT_KV_F32; type <= PT_KV_Q8F8; type++) {
         pt_kv_cache kv0, kv1;
         pt_error err = {0};
-        const pt_kv_opts o0 = {type, cpu, 0, NULL}, o1 = {type, cpu, 4096, P_tmpdir};
+        const pt_kv_opts o0 = {type, cpu, 0, NULL, PT_KV_QK_AUTO}, o1 = {type, cpu, 4096, P_tmpdir, PT_KV_QK_AUTO};
         CHECK(pt_kv_init(&kv0, L, n_ctx, Hkv, D, &o0, &err) == PT_OK, "init: %s", err.msg);
         CHECK(pt_kv_init(&kv1, L, n_ctx, Hkv, D, &o1, &err) == PT_OK, "init with budget: %s", err.msg);
         const char *tn = pt_kv_type_name(type);
