@@ -68,7 +68,8 @@ static double compare(pair p, const char *what) {
 
 static double worst_mm;
 
-static void test_matmul(uint32_t type, int rows, int cols, int n) {
+/* rows rows of cols random values in [-1, 1), in type's blocks (malloc'd). */
+static uint8_t *random_weights(uint32_t type, int rows, int cols) {
     const size_t rb = pt_type_row_bytes(type, cols);
     uint8_t *w = malloc(rb * rows);
     float *row = rand_vec((size_t)cols, 1.0f);
@@ -76,6 +77,13 @@ static void test_matmul(uint32_t type, int rows, int cols, int n) {
         for (int c = 0; c < cols; c++) row[c] = frand();
         pt_quantize_row(type, row, w + rb * r, cols);
     }
+    free(row);
+    return w;
+}
+
+static void test_matmul(uint32_t type, int rows, int cols, int n) {
+    const size_t rb = pt_type_row_bytes(type, cols);
+    uint8_t *w = random_weights(type, rows, cols);
     pt_buf *wc = cpu->ops->weight(cpu, w, rb * rows), *wo = ocl->ops->weight(ocl, w, rb * rows);
     float *xv = rand_vec((size_t)n * cols, 1.0f);
     pair x = up(xv, (size_t)n * cols), y = up(NULL, (size_t)n * rows);
@@ -90,7 +98,6 @@ static void test_matmul(uint32_t type, int rows, int cols, int n) {
     cpu->ops->free(cpu, wc);
     ocl->ops->free(ocl, wo);
     free(w);
-    free(row);
     free(xv);
 }
 
@@ -98,12 +105,7 @@ static void test_matmul(uint32_t type, int rows, int cols, int n) {
  * CPU's matmul, add_bias and add: y = W x + bias, or y += W x + bias. */
 static void test_fused(uint32_t type, int rows, int cols, bool bias, bool accumulate) {
     const size_t rb = pt_type_row_bytes(type, cols);
-    uint8_t *w = malloc(rb * rows);
-    float *row = rand_vec((size_t)cols, 1.0f);
-    for (int r = 0; r < rows; r++) {
-        for (int c = 0; c < cols; c++) row[c] = frand();
-        pt_quantize_row(type, row, w + rb * r, cols);
-    }
+    uint8_t *w = random_weights(type, rows, cols);
     pt_buf *wc = cpu->ops->weight(cpu, w, rb * rows), *wo = ocl->ops->weight(ocl, w, rb * rows);
     float *xv = rand_vec((size_t)cols, 1.0f), *bv = rand_vec((size_t)rows, 1.0f), *yv = rand_vec((size_t)rows, 1.0f);
     pair x = up(xv, (size_t)cols), b = up(bv, (size_t)rows), y = up(yv, (size_t)rows), t = up(NULL, (size_t)rows);
@@ -126,7 +128,6 @@ static void test_fused(uint32_t type, int rows, int cols, bool bias, bool accumu
     cpu->ops->free(cpu, wc);
     ocl->ops->free(ocl, wo);
     free(w);
-    free(row);
     free(xv);
     free(bv);
     free(yv);
@@ -136,12 +137,7 @@ static void test_fused(uint32_t type, int rows, int cols, bool bias, bool accumu
  * matmul, matmul, act_mul. */
 static void test_glu(uint32_t type, int rows, int cols, pt_ffn_act act) {
     const size_t rb = pt_type_row_bytes(type, cols);
-    uint8_t *w = malloc(rb * rows * 2);
-    float *row = rand_vec((size_t)cols, 1.0f);
-    for (int r = 0; r < 2 * rows; r++) {
-        for (int c = 0; c < cols; c++) row[c] = frand();
-        pt_quantize_row(type, row, w + rb * r, cols);
-    }
+    uint8_t *w = random_weights(type, 2 * rows, cols); /* gate's rows, then up's */
     pt_buf *gc = cpu->ops->weight(cpu, w, rb * rows), *go = ocl->ops->weight(ocl, w, rb * rows);
     pt_buf *uc = cpu->ops->weight(cpu, w + rb * rows, rb * rows), *uo = ocl->ops->weight(ocl, w + rb * rows, rb * rows);
     float *xv = rand_vec((size_t)cols, 1.0f);
@@ -158,7 +154,7 @@ static void test_glu(uint32_t type, int rows, int cols, pt_ffn_act act) {
     down(x), down(g), down(u);
     cpu->ops->free(cpu, gc), cpu->ops->free(cpu, uc);
     ocl->ops->free(ocl, go), ocl->ops->free(ocl, uo);
-    free(w), free(row), free(xv);
+    free(w), free(xv);
 }
 
 static void test_rmsnorm(int rows, int dim, bool weighted, bool in_place) {

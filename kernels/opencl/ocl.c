@@ -576,25 +576,29 @@ int pt_ocl_matmul(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t
     return pt_ocl_launch(o, k, 2, global, local, 7, ARG(wm), ARG(rb), ARG(r), ARG(c), ARG(xm), ARG(nn), ARG(ym));
 }
 
-bool pt_ocl_fuses(const pt_ocl *o, uint32_t type, int n) {
-    return !o->cpu && n == 1 &&
-           (type == PT_TYPE_Q4_0 || type == PT_TYPE_Q4_1 || type == PT_TYPE_Q5_0 ||
-            type == PT_TYPE_Q5_1 || type == PT_TYPE_Q8_0);
+/* The legacy quantized types' place in the per-type kernel lists (Q4_0,
+ * Q4_1, Q5_0, Q5_1, Q8_0: 0 .. 4), or -1: the types of MM_VEC and MM_GLU. */
+static int legacy_slot(uint32_t type) {
+    switch (type) {
+    case PT_TYPE_Q4_0: return 0;
+    case PT_TYPE_Q4_1: return 1;
+    case PT_TYPE_Q5_0: return 2;
+    case PT_TYPE_Q5_1: return 3;
+    case PT_TYPE_Q8_0: return 4;
+    default: return -1;
+    }
 }
+
+bool pt_ocl_fuses(const pt_ocl *o, uint32_t type, int n) { return !o->cpu && n == 1 && legacy_slot(type) >= 0; }
 
 int pt_ocl_matmul_fused(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, int64_t cols,
                         pt_ocl_mem *x, pt_ocl_mem *y, pt_ocl_mem *bias, bool accumulate) {
-    int k;
-    switch (type) {
-    case PT_TYPE_Q4_0: k = K_Q4_0_1; break;
-    case PT_TYPE_Q4_1: k = K_Q4_1_1; break;
-    case PT_TYPE_Q5_0: k = K_Q5_0_1; break;
-    case PT_TYPE_Q5_1: k = K_Q5_1_1; break;
-    case PT_TYPE_Q8_0: k = K_Q8_0_1; break;
-    default:
+    const int slot = legacy_slot(type);
+    if (slot < 0) {
         set_err(o->err, sizeof o->err, "OpenCL has no fused product for type %s", pt_type_name(type));
         return -1;
     }
+    const int k = K_Q4_0_1 + 3 * slot; /* _1, _n, _r per type */
     if (rows <= 0) return 0;
     /* MM_VEC: a group per vec_nr rows */
     const cl_mem wm = (cl_mem)w, xm = (cl_mem)x, ym = (cl_mem)y, bm = (cl_mem)(bias ? bias : y);
@@ -607,17 +611,12 @@ int pt_ocl_matmul_fused(pt_ocl *o, uint32_t type, pt_ocl_mem *w, int64_t rows, i
 
 int pt_ocl_matmul_glu(pt_ocl *o, uint32_t type, pt_ocl_mem *wg, pt_ocl_mem *wu, int64_t rows, int64_t cols,
                       pt_ocl_mem *x, pt_ocl_mem *out, bool gelu) {
-    int k;
-    switch (type) {
-    case PT_TYPE_Q4_0: k = K_Q4_0_GLU; break;
-    case PT_TYPE_Q4_1: k = K_Q4_1_GLU; break;
-    case PT_TYPE_Q5_0: k = K_Q5_0_GLU; break;
-    case PT_TYPE_Q5_1: k = K_Q5_1_GLU; break;
-    case PT_TYPE_Q8_0: k = K_Q8_0_GLU; break;
-    default:
+    const int slot = legacy_slot(type);
+    if (slot < 0) {
         set_err(o->err, sizeof o->err, "OpenCL has no fused product for type %s", pt_type_name(type));
         return -1;
     }
+    const int k = K_Q4_0_GLU + slot;
     if (rows <= 0) return 0;
     const cl_mem gm = (cl_mem)wg, um = (cl_mem)wu, xm = (cl_mem)x, om = (cl_mem)out;
     const cl_ulong rb = pt_type_row_bytes(type, cols);

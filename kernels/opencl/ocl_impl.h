@@ -45,7 +45,8 @@ _Static_assert(MHA_TK % MHA_TP == 0, "each item scores MHA_TK / MHA_TP keys of a
 #define GN_SLICE_VALUES 2048
 
 enum {
-    /* per type: the group kernels for 1 and MM_NT tokens, then the row kernel (CPU devices) */
+    /* per type: the group kernels for 1 and MM_NT tokens, then the row kernel (CPU devices);
+     * ocl.c's legacy_slot counts on this order */
     K_Q4_0_1, K_Q4_0_N, K_Q4_0_R, K_Q4_1_1, K_Q4_1_N, K_Q4_1_R, K_Q5_0_1, K_Q5_0_N, K_Q5_0_R,
     K_Q5_1_1, K_Q5_1_N, K_Q5_1_R, K_Q8_0_1, K_Q8_0_N, K_Q8_0_R, K_F32_1, K_F32_N, K_F32_R,
     K_F16_1, K_F16_N, K_F16_R, K_BF16_1, K_BF16_N, K_BF16_R, K_Q4_K_1, K_Q4_K_N, K_Q4_K_R,
