@@ -31,6 +31,7 @@
  * dropped.
  */
 #include "petrel.h"
+#include "bench_context.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,10 +45,7 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void die(const char *what, const pt_error *err) {
-    fprintf(stderr, "kv_cold: %s: %s\n", what, err ? err->msg : "failed");
-    exit(1);
-}
+static void die(const char *what, const pt_error *err) { bench_die("kv_cold", what, err); }
 
 /* rchar and wchar of /proc/self/io: bytes through read and write calls
  * (page cache hits included). -1 when unreadable. */
@@ -74,21 +72,12 @@ static int drop_page_cache(void) {
 
 static pt_context *filled(pt_model *m, int depth, int threads, int budget_mb, int type,
                           const char *dir) {
-    pt_error err = {0};
     pt_context_params cp = pt_context_default_params();
-    cp.n_ctx = depth + 1024;
     cp.n_threads = threads;
     cp.kv_type = (pt_kv_type)type;
     cp.kv_ram_mb = budget_mb;
     cp.kv_spill_dir = dir;
-    pt_context *c = NULL;
-    if (pt_context_new(m, &cp, &c, &err) != PT_OK) die("context", &err);
-    pt_token *toks = malloc((size_t)depth * sizeof *toks);
-    if (!toks) die("out of memory", NULL);
-    for (int i = 0; i < depth; i++) toks[i] = (pt_token)(100 + (i * 7919) % 20000);
-    if (pt_decode(c, toks, depth, NULL, &err) != PT_OK) die("prefill", &err);
-    free(toks);
-    return c;
+    return bench_filled("kv_cold", m, cp, depth);
 }
 
 /* n tokens one call each (token ids from `from` on); cold: drop the page

@@ -16,6 +16,7 @@
  * disturbed).
  */
 #include "petrel.h"
+#include "bench_context.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,26 +28,14 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void die(const char *what, const pt_error *err) {
-    fprintf(stderr, "kv_qk: %s: %s\n", what, err ? err->msg : "failed");
-    exit(1);
-}
+static void die(const char *what, const pt_error *err) { bench_die("kv_qk", what, err); }
 
 static pt_context *filled(pt_model *m, int depth, int threads, int type, pt_kv_qk qk) {
-    pt_error err = {0};
     pt_context_params cp = pt_context_default_params();
-    cp.n_ctx = depth + 1024;
     cp.n_threads = threads;
     cp.kv_type = (pt_kv_type)type;
     cp.kv_qk = qk;
-    pt_context *c = NULL;
-    if (pt_context_new(m, &cp, &c, &err) != PT_OK) die("context", &err);
-    pt_token *toks = malloc((size_t)depth * sizeof *toks);
-    if (!toks) die("out of memory", NULL);
-    for (int i = 0; i < depth; i++) toks[i] = (pt_token)(100 + (i * 7919) % 20000);
-    if (pt_decode(c, toks, depth, NULL, &err) != PT_OK) die("prefill", &err);
-    free(toks);
-    return c;
+    return bench_filled("kv_qk", m, cp, depth);
 }
 
 /* n tokens one call each (token ids from `from` on): tokens/s of the calls */
