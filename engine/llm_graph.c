@@ -321,6 +321,18 @@ static pt_status product(pt_device *d, const pt_weight *W, pt_buf *w, pt_buf *x,
         if (st_ != PT_OK) return st_;                                                              \
     } while (0)
 
+/* The residual stream b->x += post_norm(W in), through b->xn: fused into
+ * the product where there is no post-norm (product()'s accumulate). */
+static pt_status residual(pt_device *d, const pt_weight *W, pt_buf *w, pt_buf *in, int n, pt_buf *post_norm,
+                          float eps, dev_bufs *b, pt_error *err) {
+    if (!post_norm) return product(d, W, w, in, n, b->x, NULL, b->xn, err);
+    const pt_device_ops *op = d->ops;
+    TRY(d, op->matmul(d, W->type, w, W->rows, W->cols, in, n, b->xn));
+    TRY(d, op->rmsnorm(d, b->xn, b->xn, post_norm, n, (int)W->rows, eps));
+    TRY(d, op->add(d, b->x, b->xn, (int64_t)n * W->rows));
+    return PT_OK;
+}
+
 static pt_status layer(const pt_llm *m, pt_graph_state *s, int il, int n, int p0, pt_error *err) {
     const pt_llm_hparams *hp = &m->hp;
     const pt_llm_layer *L = &m->layers[il];
@@ -352,13 +364,8 @@ static pt_status layer(const pt_llm *m, pt_graph_state *s, int il, int n, int p0
         TRY(d, op->copy(d, s->vc[il], at, b->v, 0, bytes));
     }
     TRY(d, op->attention(d, b->att, b->q, s->kc[il], s->vc[il], &a));
-    if (w->attn_post_norm) {
-        TRY(d, op->matmul(d, L->wo.type, w->wo, L->wo.rows, L->wo.cols, b->att, n, b->xn));
-        TRY(d, op->rmsnorm(d, b->xn, b->xn, w->attn_post_norm, n, E, eps));
-        TRY(d, op->add(d, b->x, b->xn, (int64_t)n * E));
-    } else {
-        PRODUCT(d, &L->wo, w->wo, b->att, n, b->x, NULL, b->xn); /* the residual */
-    }
+    pt_status st = residual(d, &L->wo, w->wo, b->att, n, w->attn_post_norm, eps, b, err);
+    if (st != PT_OK) return st;
 
     TRY(d, op->rmsnorm(d, b->xn, b->x, w->ffn_norm, n, E, eps));
     if (op->matmul_glu && L->w_gate.type == L->w_up.type && op->matmul_fuses(d, L->w_gate.type, n)) {
@@ -369,14 +376,7 @@ static pt_status layer(const pt_llm *m, pt_graph_state *s, int il, int n, int p0
         TRY(d, op->matmul(d, L->w_up.type, w->w_up, L->w_up.rows, L->w_up.cols, b->xn, n, b->up));
         TRY(d, op->act_mul(d, b->gate, b->up, (int64_t)n * F, hp->ffn_act));
     }
-    if (w->ffn_post_norm) {
-        TRY(d, op->matmul(d, L->w_down.type, w->w_down, L->w_down.rows, L->w_down.cols, b->gate, n, b->xn));
-        TRY(d, op->rmsnorm(d, b->xn, b->xn, w->ffn_post_norm, n, E, eps));
-        TRY(d, op->add(d, b->x, b->xn, (int64_t)n * E));
-    } else {
-        PRODUCT(d, &L->w_down, w->w_down, b->gate, n, b->x, NULL, b->xn); /* the residual */
-    }
-    return PT_OK;
+    return residual(d, &L->w_down, w->w_down, b->gate, n, w->ffn_post_norm, eps, b, err);
 }
 
 pt_status pt_graph_forward(const pt_llm *m, pt_graph_state *s, const pt_token *tokens, int n, int p0,

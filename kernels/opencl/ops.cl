@@ -62,6 +62,13 @@ kernel void add_bias(global float *y, global const float *b, int dim, long count
 /* Rotate head h of token t (x: [n][n_heads][head_dim]) by the table of
  * its position, cs[t][2i], cs[t][2i + 1] = cos, sin (kernels/cpu/ops.h:
  * pt_rope). One item per (token, head, pair i), pairs fastest. */
+/* Rotate the pair (*a, *b) by the angle whose cos, sin are cs[0], cs[1]. */
+inline void rope_rotate(float *a, float *b, global const float *cs) {
+    const float c = cs[0], s = cs[1], x = *a, y = *b;
+    *a = x * c - y * s;
+    *b = x * s + y * c;
+}
+
 kernel void rope(global float *x, global const float *cs, int n, int n_heads, int head_dim, int n_rot,
                  int neox) {
     const int half_rot = n_rot / 2;
@@ -70,10 +77,10 @@ kernel void rope(global float *x, global const float *cs, int n, int n_heads, in
     const int i = g % half_rot, h = g / half_rot % n_heads, t = g / half_rot / n_heads;
     global float *xh = x + ((long)t * n_heads + h) * head_dim;
     const int ia = neox ? i : 2 * i, ib = neox ? i + half_rot : 2 * i + 1;
-    const float c = cs[(long)t * n_rot + 2 * i], s = cs[(long)t * n_rot + 2 * i + 1];
-    const float a = xh[ia], b = xh[ib];
-    xh[ia] = a * c - b * s;
-    xh[ib] = a * s + b * c;
+    float a = xh[ia], b = xh[ib];
+    rope_rotate(&a, &b, cs + (long)t * n_rot + 2 * i);
+    xh[ia] = a;
+    xh[ib] = b;
 }
 
 /* A step's keys and values into the cache, with the rotation of q and k:
@@ -100,22 +107,17 @@ kernel void rope_store(global float *q, global const float *k, global const floa
     if (hh < H) { /* a query head, in place */
         if (p >= half_rot) return;
         global float *xh = q + ((long)t * H + hh) * D;
-        const float c = cs[(long)t * n_rot + 2 * p], s = cs[(long)t * n_rot + 2 * p + 1];
-        const float a = xh[ia], b = xh[ib];
-        xh[ia] = a * c - b * s;
-        xh[ib] = a * s + b * c;
+        float a = xh[ia], b = xh[ib];
+        rope_rotate(&a, &b, cs + (long)t * n_rot + 2 * p);
+        xh[ia] = a;
+        xh[ib] = b;
         return;
     }
     const int is_v = hh >= H + Hkv, kvh = hh - H - (is_v ? Hkv : 0);
     global const float *src = (is_v ? v : k) + ((long)t * Hkv + kvh) * D;
     global float *dst = (is_v ? vc : kc) + ((long)(p0 + t) * Hkv + kvh) * D;
     float a = src[ia], b = src[ib];
-    if (!is_v && p < half_rot) {
-        const float c = cs[(long)t * n_rot + 2 * p], s = cs[(long)t * n_rot + 2 * p + 1];
-        const float ra = a * c - b * s;
-        b = a * s + b * c;
-        a = ra;
-    }
+    if (!is_v && p < half_rot) rope_rotate(&a, &b, cs + (long)t * n_rot + 2 * p);
     dst[ia] = a;
     dst[ib] = b;
 }
