@@ -134,7 +134,7 @@ static uint64_t fnv1a(uint64_t h, const char *s) {
 }
 
 /* mkdir -p */
-bool pt_ocl_make_dirs(const char *path) {
+static bool make_dirs(const char *path) {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return false;
     for (char *p = buf + 1; *p; p++) {
@@ -148,25 +148,23 @@ bool pt_ocl_make_dirs(const char *path) {
 
 /* The cache file of this source, options, device and driver: one file per
  * combination, so a driver update or a changed kernel builds anew. */
-static void cache_path(const pt_ocl *o, const char *dir, const char *opts, char *out, size_t cap) {
+static uint64_t device_hash(const pt_ocl *o, const char *opts) {
     uint64_t h = 0xcbf29ce484222325ull;
     h = fnv1a(h, pt_ocl_source);
-    h = fnv1a(h, opts);
+    if (opts) h = fnv1a(h, opts);
     h = fnv1a(h, o->info.platform);
     h = fnv1a(h, o->info.name);
     h = fnv1a(h, o->info.version);
     h = fnv1a(h, o->info.driver);
-    snprintf(out, cap, "%s/%016llx.bin", dir, (unsigned long long)h);
+    return h;
+}
+
+static void cache_path(const pt_ocl *o, const char *dir, const char *opts, char *out, size_t cap) {
+    snprintf(out, cap, "%s/%016llx.bin", dir, (unsigned long long)device_hash(o, opts));
 }
 
 void pt_ocl_device_key(const pt_ocl *o, char *out, size_t cap) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    h = fnv1a(h, pt_ocl_source);
-    h = fnv1a(h, o->info.platform);
-    h = fnv1a(h, o->info.name);
-    h = fnv1a(h, o->info.version);
-    h = fnv1a(h, o->info.driver);
-    snprintf(out, cap, "%016llx", (unsigned long long)h);
+    snprintf(out, cap, "%016llx", (unsigned long long)device_hash(o, NULL));
 }
 
 static unsigned char *read_file(const char *path, size_t *len) {
@@ -230,7 +228,7 @@ static int make_program(pt_ocl *o, const char *cache_dir) {
              MM_WG, MM_NR, MM_NT, OPS_WG, RMS_WG, ATT_WG, ATT_TQ, o->gemm_m, o->gemm_n, o->vec_nr, MHA_TQ, MHA_TK,
              MHA_TP);
     char path[4200] = "";
-    if (cache_dir && *cache_dir && pt_ocl_make_dirs(cache_dir)) {
+    if (cache_dir && *cache_dir && make_dirs(cache_dir)) {
         cache_path(o, cache_dir, opts, path, sizeof path);
         size_t len = 0;
         unsigned char *bin = read_file(path, &len);
@@ -286,17 +284,14 @@ pt_ocl *pt_ocl_open(int index, const char *cache_dir, char *err, size_t err_cap)
         o->queue = clCreateCommandQueue(o->ctx, o->device, *o->prof_path ? CL_QUEUE_PROFILING_ENABLE : 0, &st);
     if (st != CL_SUCCESS) fail(o, st, "context creation");
     if (cache_dir && *cache_dir) snprintf(o->cache_dir, sizeof o->cache_dir, "%s", cache_dir);
-    if (st == CL_SUCCESS && pt_ocl_rebuild(o, GEMM_TILE, GEMM_TILE, VEC_NR_DEFAULT) != 0) st = CL_BUILD_PROGRAM_FAILURE;
+    /* GPUs with a cache: the work sizes timed on this device (at first
+     * use, then read from the tuning file; pt_ocl_tune builds the program
+     * with them); else, or if that fails, the defaults */
+    const bool tuned = st == CL_SUCCESS && !o->cpu && *o->cache_dir &&
+                       pt_ocl_tune(o, GEMM_TUNE_ROWS, GEMM_TUNE_COLS, GEMM_TUNE_N, 0, false) == 0;
+    if (st == CL_SUCCESS && !tuned && pt_ocl_rebuild(o, GEMM_TILE, GEMM_TILE, VEC_NR_DEFAULT) != 0)
+        st = CL_BUILD_PROGRAM_FAILURE;
     if (st != CL_SUCCESS) {
-        set_err(err, err_cap, "%s: %s", o->info.name, o->err);
-        pt_ocl_close(o);
-        return NULL;
-    }
-    /* GPUs: gemm.cl's tile as timed on this device (at first use, then
-     * remembered beside the program binaries); the default tile if that
-     * fails */
-    if (!o->cpu && o->gemm && *o->cache_dir && pt_ocl_tune(o, GEMM_TUNE_ROWS, GEMM_TUNE_COLS, GEMM_TUNE_N, 0, false) != 0 &&
-        pt_ocl_rebuild(o, GEMM_TILE, GEMM_TILE, VEC_NR_DEFAULT) != 0) {
         set_err(err, err_cap, "%s: %s", o->info.name, o->err);
         pt_ocl_close(o);
         return NULL;
@@ -328,13 +323,8 @@ int pt_ocl_rebuild(pt_ocl *o, int gemm_m, int gemm_n, int vec_nr) {
     /* a kernel heavy in registers may not run 256 items per group (some
      * mobile GPUs): then long prompts take the _n kernels */
     o->gemm = true;
-    for (int i = K_Q4_0_G; i <= K_Q6_K_G; i++) {
-        size_t wg = 0;
-        if (clGetKernelWorkGroupInfo(o->k[i], o->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) !=
-                CL_SUCCESS ||
-            wg < GEMM_WG)
-            o->gemm = false;
-    }
+    for (int i = K_Q4_0_G; i <= K_Q6_K_G; i++)
+        if (pt_ocl_kernel_wg(o, i) < GEMM_WG) o->gemm = false;
     return 0;
 }
 

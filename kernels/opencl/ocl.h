@@ -65,8 +65,10 @@ void pt_ocl_gemm_tile(const pt_ocl *o, int *rows, int *tokens, bool *from_file);
  * model's feed-forward (the first n_variants of each list, 0: all), keep
  * the fastest and write the file (when the program has a cache
  * directory).
- * pt_ocl_open runs it on GPUs with a cache directory; tests call it on any
- * device. 0, or an OpenCL status (then the program may be another tile's). */
+ * The program is left built with what it chose. pt_ocl_open runs it on
+ * GPUs with a cache directory, in place of the default build; tests call
+ * it on any device. 0, or an OpenCL status (then the program may be
+ * another tile's, or not built). */
 int pt_ocl_tune(pt_ocl *o, int rows, int cols, int n, int n_variants, bool retime);
 /* Rebuild the program with gemm.cl's tile rows x tokens (64 or 128 each). */
 int pt_ocl_set_gemm_tile(pt_ocl *o, int rows, int tokens);

@@ -98,7 +98,6 @@ int pt_ocl_rebuild(pt_ocl *o, int gemm_m, int gemm_n, int vec_nr);
 /* "%016llx" of the source, platform, device and driver: the name the
  * tuning file goes under (ocl_tune.c). */
 void pt_ocl_device_key(const pt_ocl *o, char *out, size_t cap);
-bool pt_ocl_make_dirs(const char *path);
 
 /* Set the arguments of kernel k from (size, pointer) pairs and enqueue it
  * on a grid of `dims` dimensions. */

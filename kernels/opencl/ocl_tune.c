@@ -120,7 +120,8 @@ int pt_ocl_tune(pt_ocl *o, int rows, int cols, int n, int n_variants, bool retim
     int tile = -1, vec = -1;
     if (*path && !retime && read_tune(path, &tile, &vec)) {
         o->tuned_from_file = true;
-        if (o->gemm_m == tiles[tile][0] && o->gemm_n == tiles[tile][1] && o->vec_nr == vec_rows[vec]) return 0;
+        if (o->program && o->gemm_m == tiles[tile][0] && o->gemm_n == tiles[tile][1] && o->vec_nr == vec_rows[vec])
+            return 0;
         return pt_ocl_rebuild(o, tiles[tile][0], tiles[tile][1], vec_rows[vec]);
     }
     product gemm, dec[2];
