@@ -269,6 +269,15 @@ static pt_status make_resident(pt_kv_cache *kv, int l, pt_kv_page *p, bool write
     return PT_OK;
 }
 
+/* A write to the spill file failed with errno e: spilling stops (the
+ * cache stays in RAM from here) and the caller gets one line. */
+static pt_status write_failed(pt_kv_cache *kv, int e, pt_error *err) {
+    pt_kv_spill_set_failed(kv);
+    return pt_fail(err, PT_ERR_IO,
+                   "kv spill: cannot write to the spill file in %s: %s (spilling stopped: the cache stays in RAM)",
+                   pt_kv_spill_dir(kv), strerror(e));
+}
+
 /* pt_kv_begin_layer; may_through: whether a step of one position may store
  * through to a spilled page (not for an import, which copies into RAM). */
 static pt_status begin_layer(pt_kv_cache *kv, int layer, int p0, int n, bool may_through, pt_error *err) {
@@ -327,12 +336,7 @@ static pt_status begin_layer(pt_kv_cache *kv, int layer, int p0, int n, bool may
     if (!kv->spill) return st;
     if (st == PT_OK && !pt_kv_spill_failed(kv)) {
         const int e = evict(kv, layer);
-        if (e) {
-            pt_kv_spill_set_failed(kv);
-            st = pt_fail(err, PT_ERR_IO,
-                         "kv spill: cannot write to the spill file in %s: %s (spilling stopped: the cache stays in RAM)",
-                         pt_kv_spill_dir(kv), strerror(e));
-        }
+        if (e) st = write_failed(kv, e, err);
     }
     if (st == PT_OK && !pt_kv_spill_failed(kv)) {
         /* the next layer stores what this one did: in a step of one
@@ -419,11 +423,7 @@ pt_status pt_kv_end_store(pt_kv_cache *kv, pt_error *err) {
                                   hoff + PT_KV_PAGE * kv->krow + (uint64_t)r * kv->vrow);
         if (!e) kv->bytes_written += kb + kv->vrow;
     }
-    if (!e) return PT_OK;
-    pt_kv_spill_set_failed(kv);
-    return pt_fail(err, PT_ERR_IO,
-                   "kv spill: cannot write to the spill file in %s: %s (spilling stopped: the cache stays in RAM)",
-                   pt_kv_spill_dir(kv), strerror(e));
+    return e ? write_failed(kv, e, err) : PT_OK;
 }
 
 size_t pt_kv_attend_scratch_floats(const pt_kv_cache *kv, int n_query) {
