@@ -4,8 +4,8 @@
  * as stored (-128 included); per row, query and block the int32 lanes are
  * added (vaddvq) and the float steps are kv_qk.h's in scalar code, so the
  * scores are bitwise the reference's. The intrinsic / inline-assembly
- * choice is qmatmul_neon.c's (older clang declares vdotq_s32 only for a
- * whole file built for dotprod).
+ * choice is neon_int8.h's, shared with qmatmul_neon.c (older clang
+ * declares vdotq_s32 only for a whole file built for dotprod).
  */
 #if defined(__aarch64__)
 
@@ -15,26 +15,7 @@
 #include "kv_codec.h"
 #include "kv_qk.h"
 
-#if !defined(PT_NEON_FORCE_ASM) && \
-    ((defined(__clang__) && __clang_major__ >= 18) || (!defined(__clang__) && __GNUC__ >= 10))
-#define PT_NEON_INTRIN 1
-#endif
-
-#if defined(__clang__)
-#define TGT_DOT __attribute__((target("dotprod")))
-#else
-#define TGT_DOT __attribute__((target("arch=armv8.2-a+dotprod")))
-#endif
-
-#if defined(PT_NEON_INTRIN)
-#define SDOT(acc, a, b) vdotq_s32(acc, a, b)
-#else
-static inline __attribute__((always_inline)) TGT_DOT int32x4_t sdot_asm(int32x4_t acc, int8x16_t a, int8x16_t b) {
-    __asm__("sdot %0.4s, %1.16b, %2.16b" : "+w"(acc) : "w"(a), "w"(b));
-    return acc;
-}
-#define SDOT(acc, a, b) sdot_asm(acc, a, b)
-#endif
+#include "neon_int8.h"
 
 TGT_DOT void pt_kv_qk_dotprod(const int8_t *q, const float *qd, const int32_t *qs, int nq, int D, int blk,
                               const uint8_t *k, size_t krow, int n, float scale, float *s, int64_t s_stride) {
